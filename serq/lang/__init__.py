@@ -1,0 +1,1 @@
+"""The text language: lexer, parser (with the parse-time sugar), linker, lint."""

@@ -1,0 +1,253 @@
+"""`serq.compile`: source text (or a file) to a validated IR ``Program``.
+
+The pipeline of language.md §0: lex, parse (with `use`, `def` expansion and the parse-time
+sugar), assemble the session, the parser-level checks, link, lint, validate.
+"""
+from __future__ import annotations
+
+import math
+import os
+import re
+
+from serq.errors import CompileError
+from serq.ir import types as T
+from serq.lang import ast as A
+from serq.lang.diagnostics import Source, fail
+from serq.lang.lexer import EOF, lex
+from serq.lang.link import Linker
+from serq.lang.parser import Parser
+from serq.lang.walk import all_stmts, reads_name, stmt_exprs, sub_blocks
+from serq.lang.words import CONTEXT, LIVE_FUNCTIONS
+
+_IDENT = re.compile(r"[^\W\d]\w*\Z")
+
+
+def compile(path=None, *, source=None, sets=None, defs=None, seed=None, horizon=None,
+            warmup=None, arrivals=None, trace=None) -> T.Program:
+    """Compile a serQ program given by ``path`` or as ``source`` text (pyserq's API)."""
+    if (path is None) == (source is None):
+        raise CompileError("compile: give exactly one of `path` and `source=`")
+    sets = dict(sets or {})
+    defs = dict(defs or {})
+    if path is not None:
+        path = os.fspath(path)
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as e:
+            raise CompileError(f"cannot read `{path}`: {e.strerror or e}") from None
+        except UnicodeDecodeError:
+            raise CompileError(f"cannot read `{path}`: the file is not UTF-8 text") from None
+        base_dir = os.path.dirname(path)
+    else:
+        text = source
+        base_dir = None
+    set_exprs = {name: set_value(name, v) for name, v in sets.items()}
+    def_toks = {name: def_override(name, v) for name, v in defs.items()}
+    toks = lex(Source(text))
+    parser = Parser(toks, base_dir=base_dir, from_file=path is not None,
+                    defs_override=def_toks, sets=set_exprs)
+    parsed = parser.program()
+    for name in defs:
+        if name not in parser.defs:
+            declared = sorted(d.name for d in parser.defs.values() if d.is_expr)
+            raise CompileError(
+                f"unknown --def `{name}`\nhelp: --def replaces the body of a declared "
+                f"`def NAME(...) = expr;`; the program declares: "
+                f"{', '.join(declared) if declared else 'none'}")
+    session = assemble(parser, parsed)
+    check_defs(parsed)
+    check_hoisted(parsed, session)
+    opts = {"seed": None if seed is None else int(seed),
+            "horizon": None if horizon is None else float(horizon),
+            "warmup": None if warmup is None else float(warmup),
+            "arrivals": None if arrivals is None else int(arrivals),
+            "trace": trace}
+    linker = Linker(parsed, set_exprs, opts)
+    linker.session = session
+    prog = linker.link()
+    try:
+        from serq.ir.validate import validate
+    except ImportError:  # TEMP while the validator is written
+        validate = lambda p: None
+    try:
+        validate(prog)
+    except ValueError as e:
+        raise CompileError(str(e)) from None
+    if base_dir is not None:
+        object.__setattr__(prog, "base_dir", base_dir)
+    return prog
+
+
+def set_value(name, v):
+    """A `sets` value: a number used exactly, or a string parsed as an expression."""
+    if not isinstance(name, str) or not _IDENT.match(name):
+        raise CompileError(f"invalid set name `{name}`; expected an identifier")
+    if isinstance(v, (bool, int, float)):
+        return float(v)
+    text = str(v)
+    return parse_expression(text, f"invalid expression in set `{name} = {text}`")
+
+
+def def_override(name, v):
+    text = str(v)
+    parse_expression(text, f"invalid expression in --def `{name} = {text}`")
+    return lex(Source(text))
+
+
+def parse_expression(text, context):
+    try:
+        p = Parser(lex(Source(text)))
+        e = p.expr()
+        if not p.at(EOF):
+            t = p.peek()
+            from serq.lang.lexer import describe
+            fail(f"expected Eof, found {describe(t)}", t.pos)
+        return e
+    except CompileError as err:
+        pos = getattr(err, "pos", None)
+        where = f"{pos.line}:{pos.col}: " if pos is not None else ""
+        raise CompileError(f"{context}: {where}{getattr(err, 'bare', str(err))}") from None
+
+
+# ---------------------------------------------------------------------------------------
+# assembly: one session statement list
+
+
+def assemble(parser, parsed):
+    from serq.lang.queue_decl import expand_calls
+    w = parsed.workload
+    wl_session = w.session if w is not None else None
+    server = parsed.server
+    if wl_session is not None and parsed.session is not None:
+        fail("a program has one session: inside `workload` or at top level, not both",
+             parsed.eof)
+    if server is not None and wl_session is None:
+        fail("`server` needs a `session` inside `workload` that says `request;`", server[1])
+    for blk in (w.init if w else None, w.turn if w else None):
+        if blk:
+            expand_calls(parser, blk)
+    if wl_session is None:
+        session = parsed.session[0] if parsed.session is not None else []
+        expand_calls(parser, session)
+        return session
+    requests = [s for s in all_stmts(wl_session) if type(s) is A.RequestS]
+    bare = [s for s in requests if s.gateway is None]
+    if bare and server is None:
+        fail("`request;` needs a `server` block; name a gateway with `request NAME;`",
+             bare[0].pos)
+    if not requests and server is None:
+        fail("a `session` inside `workload` is written against a `server` block; name a "
+             "gateway with `request NAME;`, or write `session` at top level", w.session_pos)
+    if server is not None and not bare:
+        fail("`server` is never requested: the workload's session has no `request;`",
+             server[1])
+    if server is not None:
+        expand_calls(parser, server[0])
+    expand_calls(parser, wl_session)
+    return splice(parser, wl_session, server[0] if server else [])
+
+
+def splice(parser, block, server):
+    from serq.lang.queue_decl import route_of
+    out = []
+    for s in block:
+        t = type(s)
+        if t is A.RequestS:
+            if s.gateway is None:
+                out.extend(server)
+            else:
+                out.extend(route_of(parser, s))
+            continue
+        if t is A.HoldS or t is A.LoopS:
+            s.body = splice(parser, s.body, server)
+        elif t is A.BranchS:
+            s.then = splice(parser, s.then, server)
+            s.other = splice(parser, s.other, server)
+        out.append(s)
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# parser-level checks after assembly
+
+
+def check_defs(parsed):
+    pools = {d.name for d in parsed.pools}
+    stages = {d.name for d in parsed.stages}
+    lets = {d.name for d in parsed.lets}
+    for d in parsed.defs.values():
+        what = None
+        if d.name in pools:
+            what = "a pool"
+        elif d.name in stages:
+            what = "a stage"
+        elif d.name in lets:
+            what = "a `let` constant"
+        if what:
+            fail(f"`{d.name}` is defined, and is also {what}", d.pos)
+
+
+def check_hoisted(parsed, session):
+    if not parsed.hoisted:
+        return
+    w = parsed.workload
+    blocks = [w.init if w and w.init else [], w.turn if w and w.turn else [], session]
+    hoisted_sets = {id(s) for _, _, _, h in parsed.hoisted for s in h.body[:len(h.bindings)]}
+    attrs = set()
+    for b in blocks:
+        for s in all_stmts(b):
+            if type(s) in (A.SetS, A.ChooseS) and id(s) not in hoisted_sets:
+                attrs.add(s.name)
+    pools = {d.name for d in parsed.pools}
+    stages = {d.name for d in parsed.stages}
+    lets = {d.name for d in parsed.lets}
+    for name, e, pos, h in parsed.hoisted:
+        what = None
+        if name in T.BUILTIN_ATTRS or name in attrs:
+            what = "an attribute the program sets"
+        elif name in CONTEXT or name == "inf":
+            what = "a name the language supplies"
+        elif name in pools:
+            what = "a pool"
+        elif name in stages:
+            what = "a stage"
+        elif name in lets:
+            what = "a `let` constant"
+        if what:
+            fail(f"the body reads `{name}`, which is also {what}: the body would not say "
+                 f"which it means", pos, extra=("help: rename the binding",))
+        live = live_read(e)
+        if live:
+            fail(f"the body reads `{name}`, and `{name}` reads {live}: the body sees a "
+                 f"binding that reads only attributes and constants", pos,
+                 extra=("help: name what the body needs with a `set` in the body",))
+        for b in blocks:
+            if reads_outside(b, name, h):
+                fail(f"`{name}` is read outside the body of the hold that binds it", pos,
+                     extra=("help: a header's binding is the header's and its body's; name "
+                            "a value the rest of the program reads with `set`",))
+
+
+def live_read(e):
+    from serq.lang.walk import nodes
+    for x in nodes(e):
+        if type(x) is A.Name and (x.name == "cached" or x.name in CONTEXT):
+            return f"`{x.name}`"
+        if type(x) is A.Call and x.name in LIVE_FUNCTIONS:
+            return f"`{x.name}(…)`"
+    return None
+
+
+def reads_outside(block, name, hold):
+    for s in block:
+        if s is hold:
+            continue
+        if any(reads_name(x, name) for x in stmt_exprs(s)):
+            return True
+        if type(s) is A.HoldS and name in s.bound:
+            continue
+        for b in sub_blocks(s):
+            if reads_outside(b, name, hold):
+                return True
+    return False

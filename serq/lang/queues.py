@@ -1,0 +1,158 @@
+"""Serving forms and queues: parse-time sugar over the kernel statements.
+
+`prefill X;`, `decode X;`, `tool X;` and `transfer X from P to Q (n);` become `run`s (plus
+`load`/`release` for a transfer) on the stage that plays the role among those declared
+*above*. Queue declarations (`queue Q[N] : roles { … }`) add pool and stage families, and
+their entries are expanded at every call (language.md 4.8, 4.11).
+"""
+from __future__ import annotations
+
+from serq.lang import ast as A
+from serq.lang.diagnostics import fail
+from serq.lang.lexer import IDENT
+from serq.lang.suggest import closest
+
+ROLE_NAMES = {"prefill": ("prefill",), "decode": ("decode",), "tool": ("tool",),
+              "transfer": ("link", "transfer")}
+
+
+def visible_stages(p):
+    """Stages a serving form may pick: all declared above, except that inside a queue entry
+    the only step stage is the queue's own."""
+    stages = p.out.stages
+    if p.in_entry is not None:
+        own = p.in_entry.name
+        return [s for s in stages if s.kind != "step" or s.name == own]
+    return stages
+
+
+def serving_form(p, side, out):
+    t = p.next()
+    role = t.val
+    stages = visible_stages(p)
+    index = None
+    refs = None
+    if p.at("LBracket"):
+        p.next()
+        index = p.expr()
+        p.expect("RBracket")
+    elif p.at_word("on") and p.peek(1).kind == IDENT:
+        p.next()
+        refs = [p.ref()]
+        while p.accept("Comma"):
+            refs.append(p.ref())
+        names = [s.name for s in stages]
+        for r in refs:
+            if r.name not in names:
+                near = closest(r.name, names)
+                help_ = (f"help: did you mean stage `{near}`?" if near
+                         else "help: declare the stage above this statement")
+                fail(f"`{role} on {r.name}`: no stage `{r.name}` is declared above", r.pos,
+                     extra=(help_,))
+    if refs is None:
+        wanted = ROLE_NAMES[role]
+        cands = [s for s in stages if s.name in wanted]
+        if not cands and role in ("prefill", "decode"):
+            cands = [s for s in stages if s.kind == "step"]
+        if not cands:
+            if role in ("prefill", "decode"):
+                fail(f"no stage declared above plays `{role}`: name a stage `{role}`, declare "
+                     f"a `step` engine, or write `{role} on STAGE (...)`", t.pos)
+            shown = " or ".join(f"`{w}`" for w in wanted)
+            fail(f"no stage declared above plays {shown}: name a stage {shown}, or write "
+                 f"`{role} on STAGE (...)`", t.pos)
+        if len(cands) > 1:
+            fail(f"several stages play `{role}` ({', '.join(s.name for s in cands)}): write "
+                 f"`{role} on STAGE (...)`", t.pos)
+        refs = [A.Ref(cands[0].name, index, None, t.pos,
+                      None if index is None else index.pos)]
+    work = p.expr()
+    main = next(s for s in stages if s.name == refs[0].name)
+    mode = "Plain"
+    if role in ("prefill", "decode") and main.kind == "step":
+        mode = "Prefill" if role == "prefill" else "Decode"
+    if role == "transfer":
+        if not p.at_word("from"):
+            fail("`transfer` without `from P to Q (n)`: a KV transfer leaves the lease (or "
+                 "hold) on P and enters the hold on Q", t.pos,
+                 extra=("help: write `transfer (w) from P to Q (n);`, or `run link (w);` for "
+                        "a link that only takes time",))
+        p.next()
+        src = p.ref()
+        check_foreign_pool(p, "transfer", src)
+        p.expect_word("to")
+        dst = p.ref()
+        check_foreign_pool(p, "transfer", dst)
+        p.expect("LParen")
+        n = p.expr()
+        p.expect("RParen")
+        p.expect("Semi")
+        latency_runs(p, refs, out, t)
+        out.append(A.RunS(refs, "Plain", work, None, t.pos, "Plain"))
+        out.append(A.LoadS(dst, n, t.pos))
+        out.append(A.ReleaseS(src, t.pos))
+        return
+    growing = None
+    if p.accept_word("growing"):
+        growing = p.ref()
+        check_foreign_pool(p, "growing", growing)
+    p.expect("Semi")
+    out.append(A.RunS(refs, mode, work, growing, t.pos, mode))
+
+
+def latency_runs(p, refs, out, t):
+    """A transfer over a link queue with a fixed latency first waits that latency."""
+    for r in refs:
+        q = p.queues.get(r.name)
+        if q is not None and q.latency is not None:
+            out.append(A.RunS([A.Ref(q.name + ".latency", r.index, None, r.pos,
+                                     r.bracket_pos)], "Plain", q.latency, None, t.pos,
+                              "Plain"))
+
+
+def check_foreign_pool(p, verb, r):
+    """`hold P.kv` and the like outside P's entries: only P's entries hold P's pools."""
+    if r.member is None:
+        return
+    q = p.queues.get(r.name)
+    if q is not None and (p.in_entry is None or p.in_entry.name != r.name):
+        fail(f"`{verb} {r.name}.{r.member}`: `{r.member}` is a pool of queue `{r.name}`, and "
+             f"only `{r.name}`'s entries hold it; call one (`{r.name}.verb (…)`)", r.pos)
+
+
+# queue declarations, calls and entries ------------------------------------------------------
+
+def queue_decl(p):
+    from serq.lang.queue_decl import parse_queue
+    parse_queue(p)
+
+
+def pull_relation(p):
+    from serq.lang.queue_decl import parse_pull
+    parse_pull(p)
+
+
+def queue_call_stmt(p, side, out):
+    from serq.lang.queue_decl import parse_call
+    parse_call(p, side, out)
+
+
+def mark_stmt(p, name_tok):
+    return A.SetS(name_tok.val, A.Name("now", name_tok.pos), name_tok.pos)
+
+
+def entry_run(p, t):
+    q = p.in_entry
+    if q is None:
+        fail("`run` names a stage: `run STAGE (X)`", t.pos)
+    if not q.has_serve:
+        fail(f"`run (…)` in queue `{q.name}`, which has no `serve`", t.pos)
+    p.expect("LParen")
+    work = p.expr()
+    p.expect("RParen")
+    growing = None
+    if p.accept_word("growing"):
+        growing = p.ref()
+    p.expect("Semi")
+    mode = None
+    return A.RunS([A.Ref(q.name, None, None, t.pos)], mode, work, growing, t.pos, mode)
