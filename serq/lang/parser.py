@@ -687,7 +687,9 @@ class Parser:
         member = None
         if self.at("Dot"):
             self.next()
-            member = self.expect_ident().val
+            mt = self.expect_ident()
+            member = mt.val
+            self.Q.member_ref(self, t.val, index, mt)
         return A.Ref(t.val, index, member, t.pos, bpos)
 
     def aggregate(self):

@@ -49,6 +49,9 @@ def serving_form(p, side, out):
                          else "help: declare the stage above this statement")
                 fail(f"`{role} on {r.name}`: no stage `{r.name}` is declared above", r.pos,
                      extra=(help_,))
+    if refs is None and index is None and role == "transfer" and pull_read(p):
+        out.append(pull_transfer_form(p, t))
+        return
     if refs is None:
         wanted = ROLE_NAMES[role]
         cands = [s for s in stages if s.name in wanted]
@@ -100,14 +103,50 @@ def serving_form(p, side, out):
     out.append(A.RunS(refs, mode, work, growing, t.pos, mode))
 
 
+def pull_read(p):
+    """A `transfer` in an entry of a queue with a `nic`, the entry taking `from`."""
+    q = p.in_entry
+    return q is not None and q.nic is not None and q.cur is not None and q.cur.src is not None
+
+
+def pull_transfer_form(p, t):
+    from serq.lang.queue_decl import PullTransferS
+    work = p.expr()
+    if not p.at_word("from"):
+        fail("`transfer` without `from P to Q (n)`: a KV transfer leaves the lease (or "
+             "hold) on P and enters the hold on Q", t.pos,
+             extra=("help: write `transfer (w) from P to Q (n);`, or `run link (w);` for "
+                    "a link that only takes time",))
+    p.next()
+    src = p.ref()
+    check_foreign_pool(p, "transfer", src)
+    p.expect_word("to")
+    dst = p.ref()
+    check_foreign_pool(p, "transfer", dst)
+    p.expect("LParen")
+    n = p.expr()
+    p.expect("RParen")
+    p.expect("Semi")
+    return PullTransferS(work, src, dst, n, t.pos)
+
+
 def latency_runs(p, refs, out, t):
     """A transfer over a link queue with a fixed latency first waits that latency."""
     for r in refs:
         q = p.queues.get(r.name)
         if q is not None and q.latency is not None:
             out.append(A.RunS([A.Ref(q.name + ".latency", r.index, None, r.pos,
-                                     r.bracket_pos)], "Plain", q.latency, None, t.pos,
+                                     r.bracket_pos)], "Plain",
+                              A.Name(q.name + ".latency.time", t.pos), None, t.pos,
                               "Plain"))
+
+
+def member_ref(p, name, index, mt):
+    """`Q[i].x` naming no pool of queue Q reads an attribute, which is no member's."""
+    q = p.queues.get(name)
+    if q is not None and index is not None and mt.val not in q.pools:
+        fail(f"`{name}[…].{mt.val}` reads the request's attribute, which is no member's: "
+             f"write `{name}.{mt.val}`", mt.pos)
 
 
 def check_foreign_pool(p, verb, r):
@@ -138,6 +177,9 @@ def queue_call_stmt(p, side, out):
 
 
 def mark_stmt(p, name_tok):
+    q = p.in_entry
+    if q is not None and q.cur is not None and name_tok.val not in q.cur.marks:
+        q.cur.marks.append(name_tok.val)
     return A.SetS(name_tok.val, A.Name("now", name_tok.pos), name_tok.pos)
 
 
@@ -146,7 +188,7 @@ def entry_run(p, t):
     if q is None:
         fail("`run` names a stage: `run STAGE (X)`", t.pos)
     if not q.has_serve:
-        fail(f"`run (…)` in queue `{q.name}`, which has no `serve`", t.pos)
+        fail(f"`run (…)` in queue `{q.name}`, which has no `serve`", p.peek().pos)
     p.expect("LParen")
     work = p.expr()
     p.expect("RParen")
