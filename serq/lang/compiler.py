@@ -11,6 +11,7 @@ import re
 
 from serq.errors import CompileError
 from serq.ir import types as T
+from serq.ir.validate import validate
 from serq.lang import ast as A
 from serq.lang.diagnostics import Source, fail
 from serq.lang.lexer import EOF, lex
@@ -66,10 +67,6 @@ def compile(path=None, *, source=None, sets=None, defs=None, seed=None, horizon=
     linker = Linker(parsed, set_exprs, opts)
     linker.session = session
     prog = linker.link()
-    try:
-        from serq.ir.validate import validate
-    except ImportError:  # TEMP while the validator is written
-        validate = lambda p: None
     try:
         validate(prog)
     except ValueError as e:

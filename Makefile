@@ -1,0 +1,44 @@
+# serq: `make run` (install and run the flagship example) and `make test` (install the test
+# extras and run the test suite). Both create .venv on first use and reinstall only when
+# pyproject.toml changes (stamp files in .venv).
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PIP    := $(BIN)/python -m pip --disable-pip-version-check --quiet
+SHARED ?= ../shared
+
+.PHONY: run test test-slow conformance bench clean
+
+run: $(VENV)/.installed
+	$(BIN)/serq check examples/flagship.sq
+	$(BIN)/serq ir examples/flagship.sq
+
+test: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q
+
+# the long property sweeps (deselected by default)
+test-slow: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q -m slow
+
+# the conformance checker itself, on the families the compiler covers
+conformance: $(VENV)/.installed
+	$(BIN)/python $(SHARED)/conformance/check.py --family compile,errors,load
+
+bench: $(VENV)/.installed
+	$(BIN)/python benchmarks/bench_compile.py
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(PIP) install -e .
+	@touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(PIP) install -e '.[test]'
+	@touch $@ $(VENV)/.installed
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +
