@@ -806,9 +806,10 @@ class Seq:
 
 class Tuple:
     """A Rust tuple ``(A, B, ...)`` or a tuple variant's fields: an array of exactly that
-    many elements (extra ones are serde_json's trailing characters)."""
+    many elements (extra ones are serde_json's trailing characters). ``build`` makes the
+    value from the elements (default: a tuple); ``expected`` names a tuple variant."""
 
-    def __init__(self, items, build=tuple, expected=None):
+    def __init__(self, items, build=None, expected=None):
         self.items = items
         self.build = build
         self.expected = expected or f"a tuple of size {len(items)}"
@@ -821,7 +822,7 @@ class Tuple:
             if not r.seq_next(k == 0):
                 raise DeError(f"invalid length {k}, expected {self.length}")
             values.append(item.read(r))
-        return self.build(*values) if self.build is not tuple else tuple(values)
+        return tuple(values) if self.build is None else self.build(*values)
 
     def read(self, r: Reader):
         return _read_seq(r, self.expected, self._visit)
@@ -837,9 +838,9 @@ class Struct:
     the fields in order."""
 
     def __init__(self, expected: str, fields, build):
-        # fields: (name, type, default); default NO_DEFAULT = required, else the value an
-        # absent key gets (an ``Option`` gets None); ``seq_default`` says whether an array
-        # may stop before the field (``#[serde(default)]`` only).
+        # fields: (name, type, default[, seq_default]). ``default`` is NO_DEFAULT for a
+        # required field, else what an absent key gives (``None`` for an ``Option``);
+        # ``seq_default`` (``#[serde(default)]`` fields only) lets an array stop before it.
         self.expected = expected
         self.names = [f[0] for f in fields]
         self.types = [f[1] for f in fields]
