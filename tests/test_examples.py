@@ -21,7 +21,7 @@ def golden(name: str) -> str:
 def test_examples_and_golden_files_match_up():
     assert "flagship" in NAMES
     goldens = sorted(p.name[: -len(".ir.json")] for p in GOLDEN.glob("*.ir.json"))
-    assert goldens == NAMES, "every example needs tests/golden/NAME.ir.json (tests/golden/regen.py)"
+    assert goldens == NAMES, "every example needs tests/golden/NAME.ir.json (tools/regen_golden.py)"
 
 
 @pytest.mark.parametrize("name", NAMES)

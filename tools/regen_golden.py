@@ -2,8 +2,8 @@
 
 Run with an interpreter that has the reference, pyserq 0.1.2 (never a dependency of serq):
 
-    /path/to/refvenv/bin/python tests/golden/regen.py            # rewrite the golden files
-    /path/to/refvenv/bin/python tests/golden/regen.py --verify   # write nothing; exit 1 on a change
+    /path/to/refvenv/bin/python tools/regen_golden.py            # rewrite the golden files
+    /path/to/refvenv/bin/python tools/regen_golden.py --verify   # write nothing; exit 1 on a change
 
 Each golden file holds `pyserq.compile("examples/NAME.sq").to_json()` followed by one newline.
 The test suite never imports this file (pytest collects only test_*.py).
@@ -14,7 +14,7 @@ import sys
 
 import pyserq  # the reference build: run this script only in its virtual environment
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "golden"
 
 
