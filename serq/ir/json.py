@@ -10,6 +10,7 @@ from __future__ import annotations
 import json as _json
 import math
 
+from serq.deep import deep
 from serq.ir import types as T
 
 # ---------------------------------------------------------------------------------------
@@ -270,6 +271,7 @@ def dumps(value) -> str:
     return "".join(out)
 
 
+@deep
 def program_to_json(p: T.Program) -> str:
     return dumps(program_value(p))
 

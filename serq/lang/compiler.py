@@ -9,6 +9,7 @@ import math
 import os
 import re
 
+from serq.deep import deep
 from serq.errors import CompileError
 from serq.ir import types as T
 from serq.ir.validate import validate
@@ -23,6 +24,7 @@ from serq.lang.words import CONTEXT, LIVE_FUNCTIONS
 _IDENT = re.compile(r"[^\W\d]\w*\Z")
 
 
+@deep
 def compile(path=None, *, source=None, sets=None, defs=None, seed=None, horizon=None,
             warmup=None, arrivals=None, trace=None) -> T.Program:
     """Compile a serQ program given by ``path`` or as ``source`` text (pyserq's API)."""

@@ -99,3 +99,13 @@ def test_closed_and_batch_counts_saturate():
     assert p.arrival == T.Batch(2)
     p = serq.compile(source="workload { arrive closed(-1); }\nrun { horizon 1; }")
     assert p.arrival == T.Closed(0)
+
+
+def test_a_4096_term_aggregate_compiles_without_overflowing_the_stack():
+    # 4096 terms is the language's limit (language.md 3.6); the sum nests 4095 levels deep
+    p = serq.compile(source="stage s[4096] : fifo;\n"
+                            "gauge q = sum j in 4096 (queue(s[j]));\nrun { horizon 1; }")
+    e, depth = p.gauges[0].expr, 0
+    while type(e) is T.Binary:
+        e, depth = e.left, depth + 1
+    assert depth == 4095
