@@ -97,7 +97,7 @@ def fold_const(e, lookup, env=None):
 
 def agg_count(e, lookup, env=None):
     v = fold_const(e.count, lookup, env)
-    if not (v >= 1 and v == math.floor(v)) or v == math.inf:
+    if not (math.isfinite(v) and v >= 1 and v == math.floor(v)):
         from serq.lang.lexer import show_f64
         raise FoldError(f"`{e.kind} {e.var} in`'s count must be a positive integer, found "
                         f"{show_f64(v)}", e.count.pos)

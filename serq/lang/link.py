@@ -215,7 +215,7 @@ class Linker:
             fam = self.stages[d.name]
             if d.kind == "fifo":
                 n = self.fold(d.arg)
-                if not (n >= 1 and n == math.floor(n)) or n == math.inf:
+                if not (math.isfinite(n) and n >= 1 and n == math.floor(n)):
                     lerr(f"stage `{d.name}`: fifo servers must be a positive integer")
                 kinds = [T.Fifo(int(n))] * fam.count
             elif d.kind == "ps":

@@ -8,6 +8,7 @@ sizes are folded from the `let`s seen so far, and queue declarations add pools a
 """
 from __future__ import annotations
 
+import math
 import os
 
 from serq.lang import ast as A
@@ -197,6 +198,8 @@ class Parser:
 
     def let_lookup(self, reads):
         def look(name, pos=None):
+            if name == "inf" and name not in self.let_values:
+                return math.inf
             if name in self.let_values:
                 reads.add(name)
                 v = self.let_values[name][0]
@@ -224,7 +227,7 @@ class Parser:
         if deps & set(self.sets):
             name = next(n for n in self.sets if n in deps)
             fail(f"--set {name} affects an array size resolved during parsing", t.pos)
-        if not (v >= 1 and v == int(v)) or v != v:
+        if not (math.isfinite(v) and v >= 1 and v == math.floor(v)):
             fail(f"array size must be a positive integer, found {show_f64(v)}", t.pos)
         if v > 10000:
             fail(f"array size {show_f64(v)} is more than a family holds (10000): every "
