@@ -75,21 +75,7 @@ def serving_form(p, side, out):
     if role in ("prefill", "decode") and main.kind == "step":
         mode = "Prefill" if role == "prefill" else "Decode"
     if role == "transfer":
-        if not p.at_word("from"):
-            fail("`transfer` without `from P to Q (n)`: a KV transfer leaves the lease (or "
-                 "hold) on P and enters the hold on Q", t.pos,
-                 extra=("help: write `transfer (w) from P to Q (n);`, or `run link (w);` for "
-                        "a link that only takes time",))
-        p.next()
-        src = p.ref()
-        check_foreign_pool(p, "transfer", src)
-        p.expect_word("to")
-        dst = p.ref()
-        check_foreign_pool(p, "transfer", dst)
-        p.expect("LParen")
-        n = p.expr()
-        p.expect("RParen")
-        p.expect("Semi")
+        src, dst, n = transfer_tail(p, t)
         latency_runs(p, refs, out, t)
         out.append(A.RunS(refs, "Plain", work, None, t.pos, "Plain"))
         out.append(A.LoadS(dst, n, t.pos))
@@ -112,6 +98,12 @@ def pull_read(p):
 def pull_transfer_form(p, t):
     from serq.lang.queue_decl import PullTransferS
     work = p.expr()
+    src, dst, n = transfer_tail(p, t)
+    return PullTransferS(work, src, dst, n, t.pos)
+
+
+def transfer_tail(p, t):
+    """``from P to Q (n);`` after a transfer's work: the source, destination and amount."""
     if not p.at_word("from"):
         fail("`transfer` without `from P to Q (n)`: a KV transfer leaves the lease (or "
              "hold) on P and enters the hold on Q", t.pos,
@@ -127,7 +119,7 @@ def pull_transfer_form(p, t):
     n = p.expr()
     p.expect("RParen")
     p.expect("Semi")
-    return PullTransferS(work, src, dst, n, t.pos)
+    return src, dst, n
 
 
 def latency_runs(p, refs, out, t):
