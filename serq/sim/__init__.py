@@ -1,8 +1,6 @@
-"""The interpreter (issue 3). Until it lands, `run` says so with a clear error."""
-from serq.errors import SimulationError
+"""The interpreter: ``run(program)`` executes a validated IR program and returns its report."""
+from __future__ import annotations
 
+from serq.sim.run import run
 
-def run(program):
-    """Run a program: not available yet in this version of serq."""
-    raise SimulationError("serq cannot run programs yet: the interpreter is not implemented "
-                          "in this version (use `serq ir` to inspect the IR)")
+__all__ = ["run"]

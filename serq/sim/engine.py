@@ -1,0 +1,287 @@
+"""The discrete-event interpreter: state, the event loop and settling.
+
+One ``Sim`` holds the whole run state. Its behaviour is split by concept over mixins:
+``sessions.SessionOps`` (spawning, statements, ending), ``stages.StageOps`` (fifo, ps,
+delay), ``flows.FlowOps`` (shared stages), ``pools.PoolOps`` (holds, admission, growth,
+preemption, cache), ``step.StepOps`` (the continuous-batching engine). This module owns the
+clock, the event heap, settling and the end of the run (interpreter.md §3–§4).
+
+Events are tuples ``(time, seq, kind, x, y, z)`` on one heap: ``seq`` is the global
+scheduling counter, so simultaneous events run in the order they were scheduled.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from collections import deque
+
+from serq.errors import SimulationError
+from serq.ir import types as T
+from serq.sim.fmt import display as show
+from serq.sim import rng as R
+from serq.sim.exprs import ExprCompiler, install_samplers
+from serq.sim.flows import FlowOps
+from serq.sim.pools import PoolOps, PoolState
+from serq.sim.sessions import SessionOps
+from serq.sim.stages import StageOps, make_stage
+from serq.sim.stats import TimeAvg
+from serq.sim.step import StepOps
+
+EV_WARMUP, EV_ARRIVE, EV_FINISH, EV_ITER, EV_LEASE = range(5)
+
+SEED_XOR = {"arrival": 0, "workload": 0x9E3779B97F4A7C15, "session": 0x5851F42D4C957F2D,
+            "evict": 0x2545F4914F6CDD1D, "trace": 0x6A09E667F3BCC908}
+M64 = (1 << 64) - 1
+
+# Guards where the reference hangs: that many events at one instant, or that many passes
+# of one loop body at one instant, mean the clock can never move again.
+INSTANT_EVENT_LIMIT = 2_000_000
+
+
+class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
+    def __init__(self, program: T.Program, trace=None):
+        self.p = program
+        self.now = 0.0
+        self.warm = program.warmup <= 0
+        self.heap = []
+        self.seq = 0
+        self.ready = deque()
+        self.error = None
+        # counters
+        self.next_serial = 0
+        self.next_job = 0
+        self.next_adm = 0
+        self.next_release = 0
+        self.next_dead = 1 << 62
+        self.next_lease = 0
+        self.live = 0
+        self.arrivals = 0
+        self.ended = 0
+        self.turns = 0
+        self.events = 0
+        self.limit = program.arrivals
+        self.cur = None  # the session whose expressions are being evaluated
+        # context variables of the moments (see exprs.CTX_FIELD)
+        for name in ("waited", "size", "age", "last", "queued", "n", "ntok", "ndec", "npre",
+                     "nres", "kvb", "kvp", "attn", "decoding", "admission", "remaining"):
+            setattr(self, "cx_" + name, 0.0)
+        self.admit_budget = None
+        # random streams
+        seed = program.seed & M64
+        self.rngs = {k: R.Rng((seed ^ x) & M64) for k, x in SEED_XOR.items()}
+        ns = {"S": self}
+        install_samplers(ns)
+        for k, g in self.rngs.items():
+            ns["R_" + k] = g
+            ns["U_" + k] = g.random_f64
+        self.ns = ns
+        self.ex = ExprCompiler(ns)
+        # statistics
+        self.live_avg = TimeAvg(0.0, 0.0)
+        self.obs_names = list(program.observes)
+        self.obs = [([], [], [], []) for _ in program.observes]  # samples, times, sessions, turns
+        self.gauge_points = [([], []) for _ in program.gauges]
+        self.gauge_fns = [self.ex.function(g.expr) for g in program.gauges]
+        # trace
+        self.trace = trace
+        # pools and stages
+        self.pools = [PoolState(self, i, pl) for i, pl in enumerate(program.pools)]
+        self.stages = [make_stage(self, i, st) for i, st in enumerate(program.stages)]
+        self.init_flows()
+        self.init_pools()
+        self.init_steps()
+        self.settle_stages = [s for s in self.stages if s.settles]
+        self.init_sessions()
+
+    # -- errors ---------------------------------------------------------------------------
+    def fail(self, message, session=None, what=None):
+        """Stop the run with the reference's message; the place is kept on the error."""
+        err = SimulationError(message)
+        err.time = self.now
+        err.session = session.serial if session is not None else None
+        err.statement = what
+        raise err
+
+    def ref_index(self, base, count, v, kind):
+        """The member a ``CRef`` selects: ``max(v, 0)`` truncated; out of range is an error."""
+        if not v > 0:  # NaN and negatives select member 0
+            return base
+        if v >= count:
+            i = int(v) if v < 1.8446744073709552e19 else (1 << 64) - 1
+            if i >= count:
+                prefix = f"{kind} index" if kind else "index"
+                self.fail(f"{prefix} {i} out of range (count {count})", self.cur)
+        return base + int(v)
+
+    # -- events ---------------------------------------------------------------------------
+    def schedule(self, t, kind, x=None, y=None, z=None):
+        heapq.heappush(self.heap, (t, self.seq, kind, x, y, z))
+        self.seq += 1
+
+    # -- the run --------------------------------------------------------------------------
+    def start(self):
+        p = self.p
+        if p.warmup > 0:
+            self.schedule(p.warmup, EV_WARMUP)
+        arr = p.arrival
+        t = type(arr)
+        if t is T.Poisson:
+            self.schedule(0.0, EV_ARRIVE)
+        elif t is T.Renewal:
+            self.schedule(self.renewal_gap(), EV_ARRIVE)
+        elif t is T.Batch or t is T.Closed:
+            for _ in range(arr.n):
+                self.spawn()
+        elif t is T.Sessions:
+            for si in arr.sessions:
+                self.spawn(si)
+        self.settle()
+
+    def renewal_gap(self):
+        g = self.renewal_fn(None)
+        if not (g > 0 and g != math.inf):
+            self.fail(f"run: a renewal interarrival gap must be positive and finite, "
+                      f"the gap expression gave {show(g)} at time {show(self.now)}")
+        return g
+
+    def next_gap(self):
+        arr = self.p.arrival
+        if type(arr) is T.Poisson:
+            return R.poisson_gap(self.rngs["arrival"], arr.rate)
+        return self.renewal_gap()
+
+    def run(self):
+        self.start()
+        p = self.p
+        heap = self.heap
+        horizon = p.horizon
+        limit = self.limit
+        gauges = bool(self.gauge_fns)
+        handlers = (self.on_warmup, self.on_arrive, self.on_finish, self.on_iter_end,
+                    self.on_lease_end)
+        pop = heapq.heappop
+        same_instant = 0
+        while heap:
+            if limit is not None and self.arrivals >= limit and self.live == 0:
+                break
+            ev = heap[0]
+            t = ev[0]
+            if t > horizon:
+                break
+            if t > self.now:
+                if gauges:
+                    self.read_gauges()
+                same_instant = 0
+            else:
+                same_instant += 1
+                if same_instant > INSTANT_EVENT_LIMIT:
+                    self.fail(f"run: the clock cannot move past {show(self.now)}: "
+                              f"{INSTANT_EVENT_LIMIT} events happened at that instant (a "
+                              f"loop of events that takes no time, such as a step stage of "
+                              f"cost 0 whose hold preempts itself)")
+            pop(heap)
+            self.now = t
+            self.events += 1
+            handlers[ev[2]](ev[3], ev[4], ev[5])
+            self.settle()
+        if gauges:
+            self.read_gauges()
+        if limit is None:
+            self.now = horizon
+        else:
+            if self.arrivals < limit:
+                self.fail(f"run: horizon {show(horizon)} reached before requested arrivals: "
+                          f"got {self.arrivals}, requested {limit}")
+            if self.live > 0:
+                self.fail(f"run: failed to drain {self.live} active sessions within horizon "
+                          f"{show(horizon)}")
+            if self.now <= p.warmup:
+                self.fail(f"run: arrivals drained at {show(self.now)} before or at warmup "
+                          f"{show(p.warmup)}; no measurement interval")
+        return self.now
+
+    # -- event handlers -------------------------------------------------------------------
+    def on_warmup(self, x, y, z):
+        self.warm = True
+        now = self.now
+        self.live_avg.reset(now)
+        for s in self.stages:
+            s.reset_stats(now)
+        for pl in self.pools:
+            pl.reset_stats(now)
+
+    def on_arrive(self, x, y, z):
+        limit = self.limit
+        if limit is None or self.arrivals < limit - 1:
+            gap = self.next_gap()
+            self.schedule(self.now + gap, EV_ARRIVE)
+        self.spawn()
+
+    def on_finish(self, stage, job, epoch):
+        self.stages[stage].finish(job, epoch)
+
+    def on_iter_end(self, stage, epoch, z):
+        self.stages[stage].iter_end(epoch)
+
+    def on_lease_end(self, sess, serial, lease_id):
+        if sess.serial == serial and self.end_lease_by_id(sess, lease_id):
+            self.admit_all()
+
+    # -- settle (interpreter.md §4) ---------------------------------------------------------
+    def settle(self):
+        ready = self.ready
+        pools = self.pools
+        execute = self.execute
+        while True:
+            while ready:
+                s = ready.popleft()
+                if s.status == 0:
+                    execute(s)
+            for pl in pools:
+                pl.retry_growers()
+                pl.try_admit()
+            if not ready:
+                break
+        heap = self.heap
+        now = self.now
+        pending_now = bool(heap) and heap[0][0] <= now
+        for st in self.settle_stages:
+            st.settle(pending_now)
+        if self.flows_dirty:
+            self.recompute_flows()
+        self.record()
+
+    def admit_all(self):
+        for pl in self.pools:
+            pl.retry_growers()
+            pl.try_admit()
+
+    def record(self):
+        now = self.now
+        self.live_avg.set(now, self.live)
+        for st in self.stages:
+            st.record(now)
+        for pl in self.pools:
+            pl.record(now)
+
+    # -- gauges (interpreter.md §11) ----------------------------------------------------------
+    def read_gauges(self):
+        now = self.now
+        self.cur = None
+        for f, (times, values) in zip(self.gauge_fns, self.gauge_points):
+            v = f(None)
+            if times and times[-1] == now:
+                values[-1] = v
+                if len(values) >= 2 and same_value(values[-2], v):
+                    times.pop()
+                    values.pop()
+            elif not values or not same_value(values[-1], v):
+                times.append(now)
+                values.append(v)
+
+
+def same_value(x, y):
+    """IEEE total-order equality: -0 and +0 differ, NaN equals NaN."""
+    if x == y:
+        return x != 0 or math.copysign(1.0, x) == math.copysign(1.0, y)
+    return x != x and y != y

@@ -1,0 +1,301 @@
+"""IR expressions compiled to Python functions, once per run.
+
+Each expression becomes one generated function ``f(a)`` (``a``: the attribute list of the
+session, entry snapshot or ``None`` it is read for), so the event loop never walks IR nodes.
+The arithmetic is IEEE double throughout, with the reference's (Rust's) answers where
+Python's differ: division by zero, ``powf``, ``ln``/``sqrt`` of negatives, ``f64::min``/``max``
+ignoring NaN, ``floor``/``ceil`` keeping the sign of zero.
+
+Context variables are read from attributes of the simulator ``S`` (``S.now``, ``S.cx_waited``
+…), which each moment sets before it evaluates. A draw names its random stream at compile
+time: the stream is a property of where the expression sits, not of the expression.
+"""
+from __future__ import annotations
+
+import math
+
+from serq.ir import types as T
+from serq.sim import rng as R
+
+INF = math.inf
+NAN = math.nan
+
+CTX_FIELD = {"Now": "S.now", "Waited": "S.cx_waited", "Size": "S.cx_size", "Age": "S.cx_age",
+             "Last": "S.cx_last", "Queued": "S.cx_queued", "N": "S.cx_n", "Ntok": "S.cx_ntok",
+             "Ndec": "S.cx_ndec", "Npre": "S.cx_npre", "Nres": "S.cx_nres", "Kvb": "S.cx_kvb",
+             "Kvp": "S.cx_kvp", "Attn": "S.cx_attn", "Decoding": "S.cx_decoding",
+             "Admission": "S.cx_admission", "Remaining": "S.cx_remaining"}
+CMP = {"Lt": "<", "Le": "<=", "Gt": ">", "Ge": ">=", "Eq": "==", "Ne": "!="}
+ARITH = {"Add": "+", "Sub": "-", "Mul": "*"}
+
+# -- IEEE helpers with Rust's answers ----------------------------------------------------
+
+
+def f_div(x, y):
+    try:
+        return x / y
+    except ZeroDivisionError:
+        if x != x or x == 0:
+            return NAN
+        neg = (x < 0) != (math.copysign(1.0, y) < 0)
+        return -INF if neg else INF
+
+
+def f_pow(x, y):
+    try:
+        r = math.pow(x, y)
+    except OverflowError:
+        # |result| too large: the sign is negative only for a negative base and odd integer y
+        if x < 0 and y == int(y) and int(y) % 2 == 1:
+            return -INF
+        return INF
+    except ValueError:
+        if x == 0:  # 0 to a negative power: +-inf (sign of zero kept for odd integers)
+            if y == int(y) and int(y) % 2 == 1 and math.copysign(1.0, x) < 0:
+                return -INF
+            return INF
+        return NAN
+    return r
+
+
+def f_min(x, y):
+    # Rust f64::min: a NaN operand is ignored
+    if x != x:
+        return y
+    if y != y:
+        return x
+    return x if x <= y else y
+
+
+def f_max(x, y):
+    if x != x:
+        return y
+    if y != y:
+        return x
+    return x if x >= y else y
+
+
+def f_floor(x):
+    if x != x or x in (INF, -INF):
+        return x
+    r = float(math.floor(x))
+    return r if r != 0 else math.copysign(0.0, x)
+
+
+def f_ceil(x):
+    if x != x or x in (INF, -INF):
+        return x
+    r = float(math.ceil(x))
+    return r if r != 0 else math.copysign(0.0, x)
+
+
+def f_sqrt(x):
+    if x < 0:
+        return NAN
+    return math.sqrt(x)
+
+
+def f_exp(x):
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return INF
+
+
+def f_ln(x):
+    if x > 0:
+        return math.log(x) if x != INF else INF
+    if x == 0:
+        return -INF
+    return NAN  # negative or NaN
+
+
+def f_abs(x):
+    return abs(x)
+
+
+HELPERS = {"_div": f_div, "_pow": f_pow, "_min": f_min, "_max": f_max, "_floor": f_floor,
+           "_ceil": f_ceil, "_sqrt": f_sqrt, "_exp": f_exp, "_ln": f_ln, "_abs": f_abs,
+           "INF": INF, "NAN": NAN, "_log": math.log}
+UNARY_FUN = {"Abs": "_abs", "Floor": "_floor", "Ceil": "_ceil", "Sqrt": "_sqrt",
+             "Exp": "_exp", "Ln": "_ln"}
+
+# -- samplers, one per law, drawing from a stream's uniform function U --------------------
+
+
+def d_exp(U, m):
+    return -m * math.log(1.0 - U())
+
+
+def d_uniform(U, a, b):
+    return a + (b - a) * U()
+
+
+def d_bernoulli(U, p):
+    return 1.0 if U() < p else 0.0
+
+
+HELPERS.update({"_dexp": d_exp, "_duni": d_uniform, "_dber": d_bernoulli})
+
+FUN_NAME = {"Queue": "queue", "Busy": "busy", "Work": "work", "BudgetLeft": "budget_left",
+            "EstLambda": "est_lambda", "EstRho": "est_rho", "EstWait": "est_wait",
+            "Used": "used", "Free": "free", "CachedIn": "cachedin", "Holders": "holders",
+            "Queued": "queued"}
+MAX_DEPTH = 60  # nesting beyond this is split into separate functions (Python's parser limit)
+
+
+class ExprCompiler:
+    """Generates the source of each expression and turns it into a function.
+
+    ``ns`` is the namespace shared by every generated function of a run: the simulator
+    ``S``, the helpers, and one uniform function per stream (``U_arrival`` …).
+    """
+
+    def __init__(self, ns):
+        self.ns = ns
+        self.count = 0
+        self.cache = {}
+
+    def function(self, e, stream="session"):
+        """A function ``f(a)`` evaluating ``e``; draws come from ``stream``."""
+        key = (e, stream)
+        f = self.cache.get(key)
+        if f is None:
+            src = self.gen(e, stream, 0)
+            f = self._make(src)
+            self.cache[key] = f
+        return f
+
+    def _make(self, src):
+        self.count += 1
+        name = f"_e{self.count}"
+        code = f"def {name}(a):\n    return {src}\n"
+        exec(compile(code, f"<serq expr {self.count}>", "exec"), self.ns)
+        return self.ns[name]
+
+    def _sub(self, e, stream):
+        """A nested expression made into its own function, called by name."""
+        f = self._make(self.gen(e, stream, 0))
+        return f"{f.__name__}(a)"
+
+    def gen(self, e, stream, depth):
+        if depth > MAX_DEPTH:
+            return self._sub(e, stream)
+        d = depth + 1
+        t = type(e)
+        if t is T.Num:
+            v = e.value
+            if v != v:
+                return "NAN"
+            if v in (INF, -INF):
+                return "INF" if v > 0 else "(-INF)"
+            return f"({v!r})"
+        if t is T.Attr:
+            return f"a[{e.slot}]"
+        if t is T.Ctx:
+            return CTX_FIELD[e.var]
+        if t is T.Unary:
+            x = self.gen(e.operand, stream, d)
+            if e.op == "Neg":
+                return f"(-{x})"
+            return f"(1.0 if {x} == 0.0 else 0.0)"
+        if t is T.Binary:
+            op = e.op
+            x = self.gen(e.left, stream, d)
+            y = self.gen(e.right, stream, d)
+            if op in ARITH:
+                return f"({x} {ARITH[op]} {y})"
+            if op == "Div":
+                return f"_div({x}, {y})"
+            if op == "Pow":
+                return f"_pow({x}, {y})"
+            if op in CMP:
+                return f"(1.0 if {x} {CMP[op]} {y} else 0.0)"
+            if op == "And":
+                return f"(1.0 if ({x}) != 0.0 and ({y}) != 0.0 else 0.0)"
+            return f"(1.0 if ({x}) != 0.0 or ({y}) != 0.0 else 0.0)"
+        if t is T.Cond:
+            c = self.gen(e.cond, stream, d)
+            x = self.gen(e.then, stream, d)
+            y = self.gen(e.other, stream, d)
+            return f"({x} if ({c}) != 0.0 else {y})"
+        if t is T.Sample:
+            return self.gen_sample(e, stream, d)
+        if t is T.Call:
+            return self.gen_call(e, stream, d)
+        raise ValueError(f"unknown expression {e!r}")
+
+    def gen_sample(self, e, stream, d):
+        args = [self.gen(a, stream, d) for a in e.args]
+        need = {"Exp": 1, "Det": 1, "Bernoulli": 1, "Uniform": 2, "Erlang": 2, "H2": 2}[e.dist]
+        if len(args) != need:
+            raise ValueError(f"`~{e.dist.lower()}` takes {need} argument"
+                             f"{'s' if need > 1 else ''}, the program gives {len(args)}")
+        U = f"U_{stream}"
+        if e.dist == "Exp":
+            return f"_dexp({U}, {args[0]})"
+        if e.dist == "Det":
+            return args[0]
+        if e.dist == "Uniform":
+            return f"_duni({U}, {args[0]}, {args[1]})"
+        if e.dist == "Bernoulli":
+            return f"_dber({U}, {args[0]})"
+        if e.dist == "Erlang":
+            return f"_derl(R_{stream}, {args[0]}, {args[1]})"
+        return f"_dh2(R_{stream}, {args[0]}, {args[1]})"
+
+    def ref(self, r, kind, stream, d):
+        """The member index a CRef selects, as source text."""
+        if r.index is None:
+            return str(r.base)
+        return f"S.ref_index({r.base}, {r.count}, {self.gen(r.index, stream, d)}, None)"
+
+    def gen_call(self, e, stream, d):
+        fun = e.fun
+        args = e.args
+
+        def ex(i):
+            a = args[i]
+            if type(a) is not T.ArgExpr:
+                raise ValueError(f"`{fun.lower()}` expects a number as argument {i + 1}")
+            return self.gen(a.expr, stream, d)
+
+        def st(i, kind):
+            a = args[i]
+            want = T.ArgStage if kind == "stage" else T.ArgPool
+            if type(a) is not want:
+                raise ValueError(f"`{fun.lower()}` expects a {kind} as argument {i + 1}")
+            return self.ref(a.ref, kind, stream, d)
+
+        arity = {"Min": 2, "Max": 2, "Pow": 2, "Price": 3}.get(fun, 1)
+        if len(args) != arity:
+            raise ValueError(f"`{fun.lower()}` takes {arity} argument"
+                             f"{'s' if arity > 1 else ''}, the program gives {len(args)}")
+        if fun in ("Min", "Max"):
+            return f"_{fun.lower()}({ex(0)}, {ex(1)})"
+        if fun == "Pow":
+            return f"_pow({ex(0)}, {ex(1)})"
+        if fun in UNARY_FUN:
+            return f"{UNARY_FUN[fun]}({ex(0)})"
+        if fun in ("Queue", "Busy", "Work", "BudgetLeft", "EstLambda", "EstRho", "EstWait"):
+            return f"S.fn_{FUN_NAME[fun]}({st(0, 'stage')})"
+        if fun == "Price":
+            return f"S.fn_price({st(0, 'stage')}, {ex(1)}, {ex(2)})"
+        return f"S.fn_{FUN_NAME[fun]}({st(0, 'pool')})"
+
+
+ERLANG_LIMIT = 10_000_000
+
+
+def d_erlang(rng, k, m):
+    if R.erlang_k(k) > ERLANG_LIMIT:
+        from serq.errors import SimulationError
+        raise SimulationError(f"run: `~erlang(k, m)` with k = {k!r} phases would draw that "
+                              f"many numbers; serq refuses more than {ERLANG_LIMIT}")
+    return R.sample_erlang(rng, k, m)
+
+
+def install_samplers(ns):
+    ns.update(HELPERS)
+    ns["_derl"] = d_erlang
+    ns["_dh2"] = R.sample_h2

@@ -1,0 +1,704 @@
+"""Pools: holds, queues and admission, growth, preemption, leases, the prefix cache,
+eviction and spill (interpreter.md §9–§10).
+
+A ``hold`` statement becomes a *request* (``Req``: the pools it names, its units, when it
+queued) that waits in its first pool's queue; admitted, it becomes a ``Hold`` (per pool: the
+allocation, the computed position, whether a run or load advanced it) with a frame for its
+body. Preemption releases the holds down to the victim's and puts a fresh request, re-read
+from the same statement, at the front of the queue.
+"""
+from __future__ import annotations
+
+import math
+import struct
+from collections import deque
+
+from serq.ir import types as T
+from serq.sim.fmt import display
+from serq.sim.stats import TimeAvg, Welford
+
+READY, QUEUED, IN_STAGE, GROWING, ENDED = range(5)
+HOLD_FRAME = 2
+EPS = 1e-9
+INF = math.inf
+NAN = math.nan
+EV_LEASE = 4
+_pack = struct.Struct("<d").pack
+_unpack = struct.Struct("<q").unpack
+
+
+def total_key(x):
+    """An integer ordering floats as IEEE's total order does (-0 < +0, NaN last)."""
+    b = _unpack(_pack(x))[0]
+    return b ^ 0x7FFFFFFFFFFFFFFF if b < 0 else b
+
+
+class Entry:
+    """A prefix-cache entry: its key (owner serial, or a dead key >= 2^62), size, release
+    time and release number, and the owner's attributes when it was made."""
+    __slots__ = ("key", "size", "last", "seq", "snap")
+
+    def __init__(self, key, size, last, seq, snap):
+        self.key = key
+        self.size = size
+        self.last = last
+        self.seq = seq
+        self.snap = snap
+
+
+class Req:
+    """A hold statement's request for its pools, waiting (or about to wait) in a queue."""
+    __slots__ = ("session", "tmpl", "pools", "units", "needs", "queued_at", "resumed")
+
+    def __init__(self, session, tmpl, pools, units, queued_at):
+        self.session = session
+        self.tmpl = tmpl
+        self.pools = pools
+        self.units = units
+        self.needs = None
+        self.queued_at = queued_at
+        self.resumed = False
+
+
+class HoldEntry:
+    __slots__ = ("pool", "alloc", "pos")
+
+    def __init__(self, pool, alloc, pos):
+        self.pool = pool
+        self.alloc = alloc
+        self.pos = pos
+
+
+class Hold:
+    """An admitted hold: per pool its allocation and position; ``grown`` once a ``growing``
+    run or a ``load`` advanced any position (then every pool's computed value is its
+    position, else its allocation)."""
+    __slots__ = ("tmpl", "entries", "lease_pool", "grown")
+
+    def __init__(self, tmpl, entries, lease_pool):
+        self.grown = False
+        self.tmpl = tmpl
+        self.entries = entries
+        self.lease_pool = lease_pool
+
+    def entry(self, pool):
+        for e in self.entries:
+            if e.pool == pool:
+                return e
+        return None
+
+
+class Lease:
+    __slots__ = ("id", "pool", "alloc", "computed", "cache")
+
+    def __init__(self, lid, pool, alloc, computed, cache):
+        self.id = lid
+        self.pool = pool
+        self.alloc = alloc
+        self.computed = computed
+        self.cache = cache
+
+
+class HoldTemplate:
+    """What a hold statement compiles to: the functions of its header and clauses."""
+    __slots__ = ("stmt", "refs", "units", "reserves", "reuse", "body", "cache", "lease_ref",
+                 "lease_idx", "lease_time")
+
+
+class PoolState:
+    def __init__(self, sim, index, decl):
+        self.sim = sim
+        self.index = index
+        self.decl = decl
+        self.cap = decl.cap
+        self.block = decl.block
+        self.used = 0.0
+        self.cached = 0.0
+        self.holders = []
+        self.entries = {}
+        self.queue = deque()
+        self.growers = deque()
+        self.lifo = decl.preempt == "Lifo"
+        self.admit_via = decl.admit_via
+        ex = sim.ex
+        self.queue_keys = ([ex.function(k) for k in decl.queue] if decl.queue else None)
+        ev = decl.evict
+        self.evict_keys = ([ex.function(k, "evict") for k in ev.keys]
+                           if type(ev) is T.EvictBy else None)
+        sp = decl.spill
+        if sp is not None:
+            self.spill = (sp.to, sp.via, ex.function(sp.work, "evict"),
+                          ex.function(sp.when, "evict"))
+        else:
+            self.spill = None
+        self.engine_memory = False  # set when a step stage declares `memory` this pool
+        self.used_avg = TimeAvg(0.0, 0.0)
+        self.cached_avg = TimeAvg(0.0, 0.0)
+        self.queue_avg = TimeAvg(0.0, 0.0)
+        self.holders_avg = TimeAvg(0.0, 0.0)
+        self.wait = Welford()
+        self.admissions = 0
+        self.evicted_entries = 0
+        self.evicted_units = 0.0
+        self.preemptions = 0
+        self.spills = 0
+        self.rejected = 0
+        self.stuck = 0
+
+    # -- statistics -------------------------------------------------------------------------
+    def record(self, now):
+        self.used_avg.set(now, self.used)
+        self.cached_avg.set(now, self.cached)
+        self.queue_avg.set(now, len(self.queue))
+        self.holders_avg.set(now, len(self.holders))
+
+    def reset_stats(self, now):
+        self.used_avg.reset(now)
+        self.cached_avg.reset(now)
+        self.queue_avg.reset(now)
+        self.holders_avg.reset(now)
+
+    def row(self, end):
+        d = self.decl
+        return dict(name=d.name, index=d.index, mean_used=self.used_avg.mean(end),
+                    mean_cached=self.cached_avg.mean(end), mean_queue=self.queue_avg.mean(end),
+                    mean_holders=self.holders_avg.mean(end),
+                    mean_wait=self.wait.mean if self.wait.n else NAN,
+                    admissions=self.admissions, evicted_entries=self.evicted_entries,
+                    evicted_units=self.evicted_units, preemptions=self.preemptions,
+                    spills=self.spills, rejected=self.rejected, stuck=self.stuck)
+
+    # -- blocks -------------------------------------------------------------------------------
+    def up(self, x):
+        b = self.block
+        if b is None or x == INF:
+            return x
+        return math.ceil(x / b) * b
+
+    def down(self, x):
+        b = self.block
+        if b is None or x == INF:
+            return x
+        return math.floor(x / b) * b
+
+    def fits(self, need):
+        return self.used + self.up(need) <= self.cap + EPS
+
+    # -- admission (§9.3) ---------------------------------------------------------------------
+    def next_waiter(self):
+        q = self.queue
+        if not q:
+            return None
+        front = q[0]
+        keys = self.queue_keys
+        if front.resumed or keys is None:
+            return front
+        sim = self.sim
+        now = sim.now
+        best = None
+        bk = None
+        for req in q:
+            s = req.session
+            sim.cur = s
+            sim.cx_waited = now - req.queued_at
+            a = s.attrs
+            k = [total_key(f(a)) for f in keys]
+            if bk is None or k < bk:
+                bk = k
+                best = req
+        return best
+
+    def try_admit(self):
+        if self.admit_via is not None or not self.queue:
+            return
+        sim = self.sim
+        while self.queue:
+            req = self.next_waiter()
+            if not sim.req_fits(req):
+                return
+            self.queue.remove(req)
+            sim.admit(req)
+
+    def retry_growers(self):
+        g = self.growers
+        sim = self.sim
+        while g:
+            s = g[0]
+            pool, d, job = s.grow
+            h = sim.innermost(s, pool)
+            e = h.entry(pool)
+            need = self.up(e.alloc + d) - e.alloc
+            if not self.used + need <= self.cap + EPS:
+                return
+            g.popleft()
+            s.grow = None
+            sim.make_room(self, need)
+            self.used += need
+            e.alloc += need
+            if job is not None:
+                s.status = IN_STAGE
+                e.pos += d
+                h.grown = True
+            else:
+                s.status = READY
+                sim.ready.append(s)
+
+
+class PoolOps:
+    def init_pools(self):
+        self.alive = {}
+        for st in self.p.stages:
+            k = st.kind
+            if type(k) is T.Step and k.memory is not None:
+                self.pools[k.memory].engine_memory = True
+
+    # -- hold statements ----------------------------------------------------------------------
+    def compile_hold(self, st, stream):
+        ex = self.ex
+        t = HoldTemplate()
+        t.stmt = st
+        t.refs = [(hp.ref, ex.function(hp.ref.index, stream) if hp.ref.index is not None
+                   else None) for hp in st.pools]
+        t.units = [ex.function(hp.units, stream) for hp in st.pools]
+        t.reserves = [ex.function(hp.reserve, stream) if hp.reserve is not None else None
+                      for hp in st.pools]
+        t.reuse = ex.function(st.reuse, stream) if st.reuse is not None else None
+        t.body = self.block(st.body, stream)
+        t.cache = ex.function(st.cache, stream) if st.cache is not None else None
+        if st.lease is not None:
+            r = st.lease.ref
+            t.lease_ref = r
+            t.lease_idx = ex.function(r.index, stream) if r.index is not None else None
+            t.lease_time = ex.function(st.lease.time, stream)
+        else:
+            t.lease_ref = None
+        S = self
+
+        def op(s):
+            S.enqueue(s, S.make_request(s, t), front=False)
+            return True
+        return op
+
+    def make_request(self, s, t):
+        a = s.attrs
+        self.cur = s
+        pools = [r.base if f is None else self.ref_index(r.base, r.count, f(a), "pool")
+                 for r, f in t.refs]
+        units = []
+        for f in t.units:
+            u = f(a)
+            units.append(u if u > 0 else 0.0)
+        return Req(s, t, pools, units, self.now)
+
+    def enqueue(self, s, req, front):
+        t = req.tmpl
+        a = s.attrs
+        self.cur = s
+        for k, pi in enumerate(req.pools):
+            pl = self.pools[pi]
+            need = req.units[k]
+            rf = t.reserves[k]
+            if rf is not None:
+                r = rf(a)
+                r = r if r > 0 else 0.0
+                need = need if need >= r else r
+            if pl.up(need) > pl.cap:
+                pl.rejected += 1
+                self.end_session(s)
+                return
+        s.status = QUEUED
+        s.pending = req
+        pl = self.pools[req.pools[0]]
+        s.queued_pool = pl
+        req.resumed = front
+        if front:
+            pl.queue.appendleft(req)
+        else:
+            pl.queue.append(req)
+
+    def req_fits(self, req):
+        """Re-evaluate a waiting request's units and needs; does it fit every pool?"""
+        s = req.session
+        t = req.tmpl
+        a = s.attrs
+        self.cur = s
+        units = []
+        needs = []
+        for k in range(len(req.pools)):
+            u = t.units[k](a)
+            u = u if u > 0 else 0.0
+            need = u
+            rf = t.reserves[k]
+            if rf is not None:
+                r = rf(a)
+                r = r if r > 0 else 0.0
+                need = u if u >= r else r
+            units.append(u)
+            needs.append(need)
+        req.units = units
+        pools = self.pools
+        for k, pi in enumerate(req.pools):
+            if not pools[pi].fits(needs[k]):
+                return False
+        return True
+
+    def admit(self, req):
+        """A request leaves its queue and becomes a hold (§9.4)."""
+        s = req.session
+        t = req.tmpl
+        a = s.attrs
+        self.cur = s
+        s.pending = None
+        s.queued_pool = None
+        reuse = None
+        if t.reuse is not None:
+            r = t.reuse(a)
+            reuse = r if r > 0 else 0.0
+        entries = []
+        best_own = 0.0
+        now = self.now
+        for k, pi in enumerate(req.pools):
+            pl = self.pools[pi]
+            alloc = pl.up(req.units[k])
+            own = 0.0
+            if t.cache is not None:
+                ent = pl.entries.pop(s.serial, None)
+                if ent is not None:
+                    pl.cached -= ent.size
+                    own = ent.size
+                    if reuse is not None:
+                        r = pl.down(reuse)
+                        if own > r:
+                            excess = own - r
+                            dk = self.next_dead
+                            self.next_dead += 1
+                            pl.entries[dk] = Entry(dk, excess, ent.last, ent.seq, list(a))
+                            pl.cached += excess
+                            own = r
+            self.make_room(pl, alloc)
+            pl.used += alloc
+            pl.holders.append(s)
+            pl.admissions += 1
+            entries.append(HoldEntry(pi, alloc, own))
+            if own > best_own:
+                best_own = own
+        if self.warm:
+            self.pools[req.pools[0]].wait.add(now - req.queued_at)
+        s.adm_seq = float(self.next_adm)
+        self.next_adm += 1
+        a[self.p.slot_cached] = best_own
+        lease_pool = None
+        if t.lease_ref is not None:
+            r = t.lease_ref
+            lease_pool = (r.base if t.lease_idx is None
+                          else self.ref_index(r.base, r.count, t.lease_idx(a), "pool"))
+        h = Hold(t, entries, lease_pool)
+        s.holds.append(h)
+        s.frames.append([t.body, 0, HOLD_FRAME, h])
+        s.status = READY
+        self.ready.append(s)
+
+    # -- releasing (§9.5–§9.7) ------------------------------------------------------------------
+    def release_units(self, s, pi, alloc, computed, cache):
+        pl = self.pools[pi]
+        pl.used -= alloc
+        if s in pl.holders:
+            pl.holders = [x for x in pl.holders if x is not s]
+        if cache is not None:
+            self.cur = s
+            c = cache(s.attrs)
+            c = c if c > 0 else 0.0
+            keep = pl.down(c if c <= computed else computed)
+            if keep > 0:
+                old = pl.entries.pop(s.serial, None)
+                if old is not None:
+                    pl.cached -= old.size
+                pl.entries[s.serial] = Entry(s.serial, keep, self.now, self.next_release,
+                                             list(s.attrs))
+                self.next_release += 1
+                pl.cached += keep
+
+    def release_hold(self, s, h):
+        cache = h.tmpl.cache
+        for e in h.entries:
+            self.release_units(s, e.pool, e.alloc, e.pos if h.grown else e.alloc, cache)
+
+    def end_hold_scope(self, s):
+        h = s.holds.pop()
+        cache = h.tmpl.cache
+        a = s.attrs
+        for e in h.entries:
+            computed = e.pos if h.grown else e.alloc
+            if e.pool == h.lease_pool:
+                self.cur = s
+                t = h.tmpl.lease_time(a)
+                t = t if t > 0 else 0.0
+                lid = self.next_lease
+                self.next_lease += 1
+                s.leases.append(Lease(lid, e.pool, e.alloc, computed, cache))
+                if t != INF:
+                    self.schedule(self.now + t, EV_LEASE, s, s.serial, lid)
+            else:
+                self.release_units(s, e.pool, e.alloc, computed, cache)
+            s.preempt_pos.pop(e.pool, None)
+        a[self.p.slot_computed] = 0.0
+        self.admit_all()
+
+    def end_lease_by_id(self, s, lid):
+        for k, ls in enumerate(s.leases):
+            if ls.id == lid:
+                del s.leases[k]
+                self.release_units(s, ls.pool, ls.alloc, ls.computed, ls.cache)
+                return True
+        return False
+
+    def release_all(self, s):
+        while s.holds:
+            self.release_hold(s, s.holds.pop())
+        while s.leases:
+            ls = s.leases.pop(0)
+            self.release_units(s, ls.pool, ls.alloc, ls.computed, ls.cache)
+
+    def innermost(self, s, pi):
+        for h in reversed(s.holds):
+            for e in h.entries:
+                if e.pool == pi:
+                    return h
+        return None
+
+    # -- grow, drop, release, load statements ------------------------------------------------------
+    def compile_pool_stmt(self, st, stream):
+        S = self
+        r = st.ref
+        base, count = r.base, r.count
+        idxf = self.ex.function(r.index, stream) if r.index is not None else None
+        name = self.show_ref(r, self.p.pools)
+        t = type(st)
+
+        def pool_of(s):
+            return base if idxf is None else S.ref_index(base, count, idxf(s.attrs), "pool")
+
+        if t is T.Drop:
+            def op(s):
+                pl = S.pools[pool_of(s)]
+                ent = pl.entries.pop(s.serial, None)
+                if ent is not None:
+                    pl.cached -= ent.size
+            return op
+        if t is T.Release:
+            def op(s):
+                S.release_stmt(s, pool_of(s))
+            return op
+        amount = self.ex.function(st.amount, stream)
+        if t is T.Grow:
+            def op(s):
+                pi = pool_of(s)
+                d = amount(s.attrs)
+                d = d if d > 0 else 0.0
+                if S.innermost(s, pi) is None:
+                    S.fail(f"grow outside a hold of pool `{name}`", s, f"grow {name}")
+                if not S.grow(s, pi, d, None):
+                    return True
+            return op
+        def op(s):
+            pi = pool_of(s)
+            n = amount(s.attrs)
+            n = n if n > 0 else 0.0
+            h = S.innermost(s, pi)
+            if h is None:
+                S.fail(f"`load {name}` outside a hold of `{name}`", s, f"load {name}")
+            e = h.entry(pi)
+            if e.pos + n > e.alloc + EPS:
+                text = f"load {name} ({display(n)})"
+                S.fail(f"`{text}`: the hold has {display(e.alloc)} allocated and "
+                       f"{display(e.pos)} computed; a load must fit the allocation (grow "
+                       f"first)", s, text)
+            e.pos += n
+            h.grown = True
+        return op
+
+    def release_stmt(self, s, pi):
+        h = self.innermost(s, pi)
+        if h is not None:
+            e = h.entry(pi)
+            h.entries.remove(e)
+            self.release_units(s, pi, e.alloc, e.pos if h.grown else e.alloc, h.tmpl.cache)
+            s.preempt_pos.pop(pi, None)
+        else:
+            for k, ls in enumerate(s.leases):
+                if ls.pool == pi:
+                    del s.leases[k]
+                    self.release_units(s, ls.pool, ls.alloc, ls.computed, ls.cache)
+                    break
+        self.admit_all()
+        self.cur = s
+
+    # -- growth and preemption (§9.8–§9.10) ---------------------------------------------------
+    def grow(self, s, pi, d, job):
+        """Grow the innermost hold of ``s`` on pool ``pi`` by ``d``; False if it stalled or
+        was preempted."""
+        pl = self.pools[pi]
+        h = self.innermost(s, pi)
+        e = h.entry(pi)
+        need = pl.up(e.alloc + d) - e.alloc
+        if need <= 0:
+            return True
+        while True:
+            if pl.used + need <= pl.cap + EPS:
+                self.make_room(pl, need)
+                pl.used += need
+                e.alloc += need
+                return True
+            victim = self.victim(pl) if pl.lifo else None
+            if victim is None:
+                s.status = GROWING
+                s.grow = (pi, d, job)
+                pl.growers.append(s)
+                return False
+            self.preempt(victim, pi)
+            if victim is s:
+                return False
+
+    def victim(self, pl):
+        pi = pl.index
+        if pl.engine_memory:
+            best = None
+            for x in pl.holders:
+                if x.status == IN_STAGE and x.stage.is_step and x.stage.memory == pi:
+                    if best is None or x.adm_seq > best.adm_seq:
+                        best = x
+            return best
+        for x in reversed(pl.holders):
+            if self.innermost(x, pi) is not None:
+                return x
+        return None
+
+    def preempt(self, v, pi):
+        pl = self.pools[pi]
+        hi = self.innermost(v, pi)
+        computed = hi.entry(pi).pos
+        prev = v.preempt_pos.get(pi)
+        if prev is not None and computed <= prev + EPS and not v.stuck:
+            v.stuck = True
+            pl.stuck += 1
+        v.preempt_pos[pi] = computed
+        lt = v.last_token
+        if lt is not None:
+            lt[4] = True
+        v.attrs[self.p.slot_computed] = computed
+        self.detach(v)
+        while True:
+            h = v.holds.pop()
+            self.release_hold(v, h)
+            frames = v.frames
+            while frames:
+                fr = frames.pop()
+                if fr[3] is h:
+                    break
+            if h is hi:
+                break
+        req = self.make_request(v, hi.tmpl)
+        pl.preemptions += 1
+        self.enqueue(v, req, front=True)
+
+    def detach(self, s):
+        st = s.status
+        if st == QUEUED:
+            req = s.pending
+            s.queued_pool.queue.remove(req)
+            s.pending = None
+            s.queued_pool = None
+        elif st == IN_STAGE:
+            self.detach_job(s)
+        elif st == GROWING:
+            pi, d, job = s.grow
+            self.pools[pi].growers.remove(s)
+            s.grow = None
+            if job is not None:
+                self.detach_job(s)
+        s.status = READY
+
+    # -- the prefix cache (§10) --------------------------------------------------------------------
+    def fn_used(self, i):
+        return self.pools[i].used
+
+    def fn_free(self, i):
+        pl = self.pools[i]
+        return pl.cap - pl.used
+
+    def fn_holders(self, i):
+        return float(len(self.pools[i].holders))
+
+    def fn_queued(self, i):
+        return float(len(self.pools[i].queue))
+
+    def fn_cachedin(self, i):
+        s = self.cur
+        if s is None:
+            return 0.0
+        ent = self.pools[i].entries.get(s.serial)
+        return ent.size if ent is not None else 0.0
+
+    def entry_context(self, pl, ent, size):
+        """Set the Evict moment's context for an entry; the attributes it reads."""
+        owner = self.alive.get(ent.key)
+        self.cx_size = size
+        self.cx_age = self.now - ent.last
+        self.cx_last = ent.last
+        self.cx_queued = 1.0 if owner is not None and owner.status == QUEUED else 0.0
+        self.cur = owner
+        return owner.attrs if owner is not None else ent.snap
+
+    def make_room(self, pl, need):
+        cap = pl.cap + EPS
+        if pl.used + pl.cached + need <= cap or not pl.entries:
+            return
+        prev = self.cur
+        keys = pl.evict_keys
+        while pl.used + pl.cached + need > cap and pl.entries:
+            if keys is None:
+                ent = min(pl.entries.values(), key=lambda e: (e.last, e.seq))
+            else:
+                best = None
+                ent = None
+                for e in pl.entries.values():
+                    a = self.entry_context(pl, e, e.size)
+                    k = [total_key(f(a)) for f in keys]
+                    k.append(e.seq)
+                    if best is None or k < best:
+                        best = k
+                        ent = e
+            piece = pl.block if pl.block is not None else ent.size
+            if piece > ent.size:
+                piece = ent.size
+            ent.size -= piece
+            if ent.size <= EPS:
+                del pl.entries[ent.key]
+                pl.evicted_entries += 1
+            pl.cached -= piece
+            pl.evicted_units += piece
+            if pl.spill is not None:
+                self.spill(pl, ent, piece)
+        self.cur = prev
+
+    def spill(self, pl, ent, piece):
+        to, via, work_fn, when_fn = pl.spill
+        a = self.entry_context(pl, ent, piece)
+        if when_fn(a) == 0:
+            return
+        w = work_fn(a)
+        w = w if w > 0 else 0.0
+        tier = self.pools[to]
+        self.make_room(tier, 0.0)
+        te = tier.entries.get(ent.key)
+        snap = list(a) if a is not None else None
+        if te is None:
+            tier.entries[ent.key] = Entry(ent.key, piece, self.now, self.next_release, snap)
+        else:
+            te.size += piece
+            te.last = self.now
+            te.seq = self.next_release
+        self.next_release += 1
+        tier.cached += piece
+        pl.spills += 1
+        self.stages[via].add_job(None, w, "Plain", None)

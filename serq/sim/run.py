@@ -1,0 +1,48 @@
+"""``run(program)``: load the trace, run the simulator, build the report (interpreter.md §12)."""
+from __future__ import annotations
+
+import math
+
+from serq.deep import deep
+from serq.errors import SerqError, SimulationError
+from serq.ir import types as T
+
+NAN = math.nan
+
+
+def _load_trace(program):
+    if program.trace is None:
+        return None
+    from serq.trace import read_trace
+    try:
+        return read_trace(program.trace)
+    except SerqError as e:
+        raise SimulationError(str(e)) from None
+
+
+@deep
+def run(program):
+    """Run ``program`` (a ``serq.Program``) and return its ``Report``."""
+    from serq.sim.engine import Sim
+    if not isinstance(program, T.Program):
+        raise TypeError("run() takes a serq.Program (from serq.compile or Program.from_json)")
+    trace = _load_trace(program)
+    sim = Sim(program, trace)
+    end = sim.run()
+    return build_report(sim, end)
+
+
+def build_report(sim, end):
+    from serq.report import Gauge, Observe, Pool, Report, Stage
+    p = sim.p
+    warmup = p.warmup
+    span = end - warmup
+    observes = [Observe(name, *rec) for name, rec in zip(p.observes, sim.obs)]
+    gauges = [Gauge(g.name, times, values, warmup, end)
+              for g, (times, values) in zip(p.gauges, sim.gauge_points)]
+    stages = [Stage(**st.row(end, span)) for st in sim.stages]
+    pools = [Pool(**pl.row(end)) for pl in sim.pools]
+    return Report(horizon=p.horizon, end=end, warmup=warmup, seed=p.seed, events=sim.events,
+                  arrivals=sim.arrivals, ended=sim.ended, turns=sim.turns,
+                  mean_live=sim.live_avg.mean(end), observes=observes, gauges=gauges,
+                  stages=stages, pools=pools)

@@ -1,0 +1,353 @@
+"""Sessions: spawning, turns, executing statements, ending (interpreter.md §5–§6).
+
+Every IR block is compiled once into a list of small functions ("ops"), one per statement;
+a session runs by stepping a frame stack of ``[ops, pc, kind, hold]`` lists. An op returns
+a true value when the session must stop executing (it blocked, ended, or yielded its turn
+in the ready queue).
+"""
+from __future__ import annotations
+
+import math
+
+from serq.ir import types as T
+from serq.ir.show import show_expr, show_ref
+from serq.sim.fmt import display as show_num
+
+READY, QUEUED, IN_STAGE, GROWING, ENDED = range(5)
+PLAIN, LOOP, HOLD = range(3)
+U64_MAX = float(1 << 64)
+
+LOOP_SPIN_LIMIT = 1_000_000
+
+
+class Session:
+    __slots__ = ("serial", "attrs", "frames", "status", "job", "stage", "holds", "pending",
+                 "trace_turns", "trace_pos", "script", "adm_seq", "preempt_pos", "stuck",
+                 "leases", "last_token", "spins", "spin_time", "grow", "queued_pool")
+
+    def __init__(self, serial, nattrs):
+        self.serial = serial
+        self.attrs = [0.0] * nattrs
+        self.frames = []
+        self.status = READY
+        self.job = None          # the job it waits for, while IN_STAGE
+        self.stage = None        # that job's stage
+        self.holds = []          # admitted holds, innermost last
+        self.pending = None      # the hold it queues for, while QUEUED
+        self.queued_pool = None
+        self.trace_turns = None  # the turns of its trace session (or its script)
+        self.trace_pos = 0
+        self.script = False
+        self.adm_seq = U64_MAX
+        self.preempt_pos = {}
+        self.stuck = False
+        self.leases = []
+        self.last_token = None
+        self.spins = 0
+        self.spin_time = -1.0
+        self.grow = None
+
+
+def u32(x):
+    """Rust's ``as u32``: truncation, saturating, NaN -> 0."""
+    if not x > 0:
+        return 0
+    if x >= 4294967295.0:
+        return 4294967295
+    return int(x)
+
+
+class SessionOps:
+    # -- set-up ---------------------------------------------------------------------------
+    def init_sessions(self):
+        p = self.p
+        self.nattrs = len(p.attrs)
+        self.block_cache = {}
+        self.names = (list(p.attrs), [pl.name for pl in p.pools], [st.name for st in p.stages])
+        self.init_ops = self.block(p.init, "workload", workload=True)
+        self.turn_ops = self.block(p.turn, "workload", workload=True)
+        self.session_ops = self.block(p.session, "session")
+        self.closed = type(p.arrival) is T.Closed
+        if type(p.arrival) is T.Renewal:
+            self.renewal_fn = self.ex.function(p.arrival.gap, "arrival")
+
+    def show(self, e):
+        a, pl, st = self.names
+        return show_expr(e, a, self.p.pools, self.p.stages)
+
+    def show_ref(self, r, table):
+        return show_ref(r, table, self.names[0], self.p.pools, self.p.stages)
+
+    def block(self, idx, stream, workload=False):
+        key = (idx, stream, workload)
+        ops = self.block_cache.get(key)
+        if ops is None:
+            ops = []
+            self.block_cache[key] = ops  # filled in place: blocks may nest (never cyclic)
+            for st in self.p.blocks[idx]:
+                ops.append(self.compile_stmt(st, stream, workload))
+        return ops
+
+    # -- spawning (§5.1) --------------------------------------------------------------------
+    def spawn(self, init=None):
+        p = self.p
+        s = Session(self.next_serial, self.nattrs)
+        self.next_serial += 1
+        s.attrs[p.slot_serial] = float(s.serial)
+        if init is not None and init.turns:
+            s.script = True
+            s.trace_turns = init.turns
+        elif self.trace is not None:
+            n = len(self.trace)
+            k = s.serial % n if p.trace_ordered else self.rngs["trace"].range_u32(0, n - 1)
+            s.trace_turns = self.trace[k]
+        s.frames.append([self.session_ops, 0, PLAIN, None])
+        self.alive[s.serial] = s
+        self.live += 1
+        self.arrivals += 1
+        if self.init_ops:
+            self.run_workload_block(s, self.init_ops)
+        if init is not None:
+            a = s.attrs
+            for slot, v in init.attrs:
+                a[slot] = v
+        self.ready.append(s)
+        return s
+
+    def run_workload_block(self, s, ops):
+        prev = self.cur
+        self.cur = s
+        for op in ops:
+            op(s)
+        self.cur = prev
+
+    # -- executing (§6) -----------------------------------------------------------------------
+    def execute(self, s):
+        self.cur = s
+        frames = s.frames
+        while s.status == READY:
+            if not frames:
+                self.end_session(s)
+                return
+            fr = frames[-1]
+            ops = fr[0]
+            pc = fr[1]
+            if pc < len(ops):
+                fr[1] = pc + 1
+                if ops[pc](s):
+                    return
+                continue
+            kind = fr[2]
+            if kind == LOOP:
+                fr[1] = 0
+                if s.spin_time != self.now:
+                    s.spin_time = self.now
+                    s.spins = 0
+                s.spins += 1
+                if s.spins > LOOP_SPIN_LIMIT:
+                    self.fail(f"run: session {s.serial} loops without letting time pass: "
+                              f"its `loop` body ran {LOOP_SPIN_LIMIT} times at time "
+                              f"{show_num(self.now)} without a statement that waits "
+                              f"(a run, a hold or a grow)", s, "loop")
+            elif kind == PLAIN:
+                frames.pop()
+            else:
+                frames.pop()
+                self.end_hold_scope(s)
+                self.cur = s
+
+    def end_session(self, s):
+        if s.status == ENDED:
+            return
+        self.detach(s)
+        self.release_all(s)
+        s.status = ENDED
+        s.frames.clear()
+        del self.alive[s.serial]
+        self.live -= 1
+        if self.warm:
+            self.ended += 1
+        if self.closed:
+            self.spawn()
+
+    def do_turn(self, s):
+        p = self.p
+        a = s.attrs
+        a[p.slot_turn] += 1.0
+        if self.warm:
+            self.turns += 1
+        turns = s.trace_turns
+        if turns is not None:
+            i = s.trace_pos
+            if i < len(turns):
+                if s.script:
+                    for slot, v in turns[i]:
+                        a[slot] = v
+                else:
+                    new, out, think, forced = turns[i]
+                    a[p.slot_new] = new
+                    a[p.slot_out] = out
+                    a[p.slot_think] = think
+                    a[p.slot_forced] = forced
+                s.trace_pos = i + 1
+                a[p.slot_more] = 1.0 if i + 1 < len(turns) else 0.0
+            else:
+                a[p.slot_more] = 0.0
+        if self.turn_ops:
+            self.run_workload_block(s, self.turn_ops)
+
+    def record_observe(self, k, s, v):
+        samples, times, sessions, turns = self.obs[k]
+        samples.append(v)
+        times.append(self.now)
+        sessions.append(s.serial)
+        turns.append(u32(s.attrs[self.p.slot_turn]))
+
+    # -- statements -------------------------------------------------------------------------
+    def compile_stmt(self, st, stream, workload):
+        t = type(st)
+        S = self
+        fn = self.ex.function
+        if workload and t not in (T.Set, T.Observe):
+            kind = t.__name__.lower()
+            msg = (f"run: a workload `init` or `turn` block may only set and observe; "
+                   f"this one has a `{kind}` statement")
+
+            def op(s):
+                S.fail(msg, s, kind)
+            return op
+        if t is T.Set:
+            slot = st.slot
+            f = fn(st.expr, stream)
+
+            def op(s):
+                a = s.attrs
+                a[slot] = f(a)
+            return op
+        if t is T.Observe:
+            k = st.index
+            f = fn(st.expr, stream)
+            rec = self.record_observe
+
+            def op(s):
+                v = f(s.attrs)
+                if S.warm:
+                    rec(k, s, v)
+            return op
+        if t is T.End:
+            def op(s):
+                S.end_session(s)
+                return True
+            return op
+        if t is T.Turn:
+            return self.do_turn
+        if t is T.Loop:
+            body = self.block(st.body, stream)
+
+            def op(s):
+                s.frames.append([body, 0, LOOP, None])
+            return op
+        if t is T.Branch:
+            return self.compile_branch(st, stream)
+        if t is T.Choose:
+            return self.compile_choose(st, stream)
+        if t is T.Run:
+            return self.compile_run(st, stream)
+        if t is T.Hold:
+            return self.compile_hold(st, stream)
+        if t in (T.Grow, T.Drop, T.Release, T.Load):
+            return self.compile_pool_stmt(st, stream)
+        raise ValueError(f"unknown statement {st!r}")
+
+    def compile_branch(self, st, stream):
+        S = self
+        g = self.ex.function(st.guard, stream)
+        then = self.block(st.then, stream)
+        other = self.block(st.other, stream)
+        text = self.show(st.guard)
+
+        def op(s):
+            v = g(s.attrs)
+            if v == 1.0:
+                s.frames.append([then, 0, PLAIN, None])
+            elif v == 0.0:
+                s.frames.append([other, 0, PLAIN, None])
+            else:
+                S.fail(f"`branch ({text})`: the guard is {show_num(v)}, not 0 or 1; a draw is "
+                       f"written `branch with (p)`", s, f"branch ({text})")
+        return op
+
+    def compile_choose(self, st, stream):
+        S = self
+        count = self.ex.function(st.count, stream)
+        keys = [self.ex.function(k, stream) for k in st.key]
+        var = st.var
+
+        def op(s):
+            a = s.attrs
+            c = count(a)
+            n = 0 if not c > 0 else (int(c) if c < 1e18 else -1)
+            if n < 0 or n > 100_000_000:
+                S.fail(f"run: `choose` over {show_num(c)} members cannot finish", s, "choose")
+            best = None
+            bj = 0
+            for j in range(n):
+                a[var] = float(j)
+                kv = [k(a) for k in keys]
+                if best is None or lex_less(kv, best):
+                    best = kv
+                    bj = j
+            a[var] = float(bj)
+        return op
+
+    def compile_run(self, st, stream):
+        S = self
+        work = self.ex.function(st.work, stream)
+        r = st.stage
+        base, count, idx = r.base, r.count, r.index
+        idxf = self.ex.function(idx, stream) if idx is not None else None
+        mode = st.mode
+        growing = st.growing
+        also = st.also
+        shared = base in self.shared_stages
+        gfn = None
+        if growing is not None and growing.index is not None:
+            gfn = self.ex.function(growing.index, stream)
+        afns = [(a, self.ex.function(a.index, stream) if a.index is not None else None)
+                for a in also]
+        stages = self.stages
+        ready = self.ready
+
+        def op(s):
+            a = s.attrs
+            i = base if idxf is None else S.ref_index(base, count, idxf(a), "stage")
+            w = work(a)
+            if not w > 0:
+                w = 0.0
+            if shared:
+                others = [S.ref_index(x.base, x.count, f(a), "stage") if f else x.base
+                          for x, f in afns]
+                if w == 0.0:
+                    ready.append(s)
+                    return True
+                S.start_flow(s, i, others, w)
+                return True
+            gp = None
+            if growing is not None:
+                gp = growing.base if gfn is None else S.ref_index(growing.base, growing.count,
+                                                                  gfn(a), "pool")
+            if w == 0.0:
+                ready.append(s)
+                return True
+            stages[i].add_job(s, w, mode, gp)
+            return True
+        return op
+
+
+def lex_less(x, y):
+    """Lexicographic ``x < y`` under IEEE's partial order (a NaN pair is not less)."""
+    for p, q in zip(x, y):
+        if p == q:
+            continue
+        return p < q
+    return False

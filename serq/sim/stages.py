@@ -1,0 +1,353 @@
+"""Stages other than ``step``: fifo, processor sharing, delay (interpreter.md §7.1–§7.3),
+the statistics every stage keeps, its price estimator, and the stage functions of
+expressions (``queue``, ``busy``, ``work``, ``est_*``, ``price``; §13).
+"""
+from __future__ import annotations
+
+import heapq
+from collections import deque
+
+from serq.ir import types as T
+from serq.sim.stats import TimeAvg, Welford
+
+READY, QUEUED, IN_STAGE = 0, 1, 2
+EV_FINISH = 2
+ALPHA = 0.01
+NAN = float("nan")
+
+
+class Job:
+    __slots__ = ("id", "owner", "work", "mode", "growing", "enqueued", "started", "tag",
+                 "decode")
+
+    def __init__(self, jid, owner, work, mode, growing, now):
+        self.id = jid
+        self.owner = owner
+        self.work = work
+        self.mode = mode
+        self.decode = mode == "Decode"
+        self.growing = growing
+        self.enqueued = now
+        self.started = now
+        self.tag = 0.0
+
+
+class Stage:
+    """What every stage has: a job map, statistics and a price estimator."""
+    settles = False
+    is_step = False
+    shared = False
+
+    def __init__(self, sim, index, decl):
+        self.sim = sim
+        self.index = index
+        self.decl = decl
+        self.jobs = {}
+        self.num_avg = TimeAvg(0.0, 0.0)
+        self.busy_avg = TimeAvg(0.0, 0.0)
+        self.completed = 0
+        self.wait = Welford()
+        self.service = Welford()
+        # estimator (EWMA of service, wait, and the gap between job starts)
+        self.e_n = 0
+        self.e_service = 0.0
+        self.e_wait = 0.0
+        self.e_gap = 0.0
+        self.e_gaps = 0
+        self.e_last = 0.0
+
+    def reset_stats(self, now):
+        self.num_avg.reset(now)
+        self.busy_avg.reset(now)
+
+    def record(self, now):
+        n = len(self.jobs)
+        self.num_avg.set(now, n)
+        self.busy_avg.set(now, 1 if n else 0)
+
+    def new_job(self, owner, work, mode, growing):
+        sim = self.sim
+        j = Job(sim.next_job, owner, work, mode, growing, sim.now)
+        sim.next_job += 1
+        self.jobs[j.id] = j
+        if owner is not None:
+            owner.status = IN_STAGE
+            owner.job = j
+            owner.stage = self
+        return j
+
+    def job_done(self, j):
+        sim = self.sim
+        now = sim.now
+        wait = j.started - j.enqueued
+        service = now - j.started
+        self.feed_estimator(j.started, wait, service)
+        if sim.warm:
+            self.completed += 1
+            self.wait.add(wait)
+            self.service.add(service)
+        o = j.owner
+        if o is not None:
+            o.status = READY
+            o.job = None
+            o.stage = None
+            sim.ready.append(o)
+
+    def feed_estimator(self, start, wait, service):
+        if self.e_n == 0:
+            self.e_service = service
+            self.e_wait = wait
+        else:
+            self.e_service = (1.0 - ALPHA) * self.e_service + ALPHA * service
+            self.e_wait = (1.0 - ALPHA) * self.e_wait + ALPHA * wait
+            gap = start - self.e_last
+            if self.e_gaps == 0:
+                self.e_gap = gap
+            else:
+                self.e_gap = (1.0 - ALPHA) * self.e_gap + ALPHA * gap
+            self.e_gaps += 1
+        self.e_last = start
+        self.e_n += 1
+
+    def est_lambda(self):
+        if self.e_gaps == 0 or not self.e_gap > 0:
+            return 0.0
+        return 1.0 / self.e_gap
+
+    def row(self, end, span):
+        """The report row of this stage (interpreter.md §12.3)."""
+        d = self.decl
+        return dict(name=d.name, index=d.index, mean_number=self.num_avg.mean(end),
+                    utilization=self.busy_avg.mean(end), completed=self.completed,
+                    throughput=self.completed / span if span else NAN,
+                    mean_wait=self.wait.mean if self.wait.n else NAN,
+                    mean_service=self.service.mean if self.service.n else NAN,
+                    **self.step_fields(end))
+
+    def step_fields(self, end):
+        return dict(iterations=0, prefill_only=0.0, decode_only=0.0, mixed=0.0,
+                    mean_decodes=0.0, mean_decode_batch=NAN, mean_decode_step=NAN,
+                    mean_itl=NAN, itl_p50=NAN, itl_p99=NAN)
+
+    # kind-specific
+    def present(self):
+        return len(self.jobs)
+
+    def busy(self):
+        return len(self.jobs)
+
+    def remove_job(self, j):
+        """Take a job away (its owner was preempted or ended)."""
+        raise NotImplementedError
+
+    def iter_end(self, epoch):
+        pass
+
+
+class FifoStage(Stage):
+    def __init__(self, sim, index, decl):
+        super().__init__(sim, index, decl)
+        self.servers = decl.kind.servers
+        self.queue = deque()
+        self.active = []
+
+    def add_job(self, owner, work, mode, growing):
+        j = self.new_job(owner, work, mode, growing)
+        self.queue.append(j)
+        self.fill()
+
+    def fill(self):
+        sim = self.sim
+        q = self.queue
+        active = self.active
+        while len(active) < self.servers and q:
+            j = q.popleft()
+            j.started = sim.now
+            active.append(j)
+            heapq.heappush(sim.heap, (sim.now + j.work, sim.seq, EV_FINISH, self.index, j.id,
+                                      None))
+            sim.seq += 1
+
+    def finish(self, jid, epoch):
+        j = self.jobs.pop(jid, None)
+        if j is None:
+            return
+        self.active.remove(j)
+        self.job_done(j)
+        self.fill()
+
+    def remove_job(self, j):
+        del self.jobs[j.id]
+        if j in self.active:
+            self.active.remove(j)
+            self.fill()
+        else:
+            self.queue.remove(j)
+
+    def busy(self):
+        return len(self.active)
+
+    def work_left(self):
+        now = self.sim.now
+        total = -0.0
+        for j in self.active:
+            total += max(j.started + j.work - now, 0.0)
+        for j in self.queue:
+            total += j.work
+        return total
+
+
+class PsStage(Stage):
+    settles = True
+
+    def __init__(self, sim, index, decl):
+        super().__init__(sim, index, decl)
+        self.cap_fn = sim.ex.function(decl.kind.capacity)
+        self.v = 0.0
+        self.v_last = 0.0
+        self.rate = 0.0
+        self.tags = []  # heap of (tag, id); removed jobs are skipped lazily
+        self.epoch = 0
+        self.dirty = False
+
+    def add_job(self, owner, work, mode, growing):
+        j = self.new_job(owner, work, mode, growing)
+        now = self.sim.now
+        self.v += self.rate * (now - self.v_last)
+        self.v_last = now
+        j.tag = self.v + work
+        heapq.heappush(self.tags, (j.tag, j.id))
+        self.dirty = True
+
+    def settle(self, pending_now):
+        if self.dirty:
+            self.reschedule()
+
+    def reschedule(self):
+        sim = self.sim
+        now = sim.now
+        n = len(self.jobs)
+        if n:
+            sim.cx_n = float(n)
+            sim.cur = None
+            phi = self.cap_fn(None)
+        else:
+            phi = 0.0
+        self.v += self.rate * (now - self.v_last)
+        self.v_last = now
+        self.rate = phi / n if n else 0.0
+        self.epoch += 1
+        self.dirty = False
+        tags = self.tags
+        jobs = self.jobs
+        while tags and tags[0][1] not in jobs:
+            heapq.heappop(tags)
+        if tags and self.rate > 0:
+            tag, jid = tags[0]
+            delay = (tag - self.v) / self.rate
+            heapq.heappush(sim.heap, (now + (delay if delay > 0 else 0.0), sim.seq, EV_FINISH,
+                                      self.index, jid, self.epoch))
+            sim.seq += 1
+
+    def finish(self, jid, epoch):
+        if epoch != self.epoch:
+            return
+        j = self.jobs.pop(jid, None)
+        if j is None:
+            return
+        now = self.sim.now
+        self.v += self.rate * (now - self.v_last)
+        self.v_last = now
+        if j.tag > self.v:
+            self.v = j.tag
+        self.dirty = True
+        self.job_done(j)
+
+    def remove_job(self, j):
+        del self.jobs[j.id]
+        self.dirty = True
+
+    def work_left(self):
+        now = self.sim.now
+        v = self.v + self.rate * (now - self.v_last)
+        total = -0.0
+        for j in self.jobs.values():
+            total += max(j.tag - v, 0.0)
+        return total
+
+
+class DelayStage(Stage):
+    def add_job(self, owner, work, mode, growing):
+        j = self.new_job(owner, work, mode, growing)
+        sim = self.sim
+        heapq.heappush(sim.heap, (sim.now + work, sim.seq, EV_FINISH, self.index, j.id, None))
+        sim.seq += 1
+
+    def finish(self, jid, epoch):
+        j = self.jobs.pop(jid, None)
+        if j is not None:
+            self.job_done(j)
+
+    def remove_job(self, j):
+        del self.jobs[j.id]
+
+    def work_left(self):
+        now = self.sim.now
+        total = -0.0
+        for j in self.jobs.values():
+            total += max(j.started + j.work - now, 0.0)
+        return total
+
+
+def make_stage(sim, index, decl):
+    k = type(decl.kind)
+    if index in sim.shared_stage_set():
+        from serq.sim.flows import SharedStage
+        return SharedStage(sim, index, decl)
+    if k is T.Fifo:
+        return FifoStage(sim, index, decl)
+    if k is T.Ps:
+        return PsStage(sim, index, decl)
+    if k is T.Delay:
+        return DelayStage(sim, index, decl)
+    from serq.sim.step import StepStage
+    return StepStage(sim, index, decl)
+
+
+class StageOps:
+    """Stage functions of expressions; the argument is the resolved stage index."""
+
+    def fn_queue(self, i):
+        return float(self.stages[i].present())
+
+    def fn_busy(self, i):
+        return float(self.stages[i].busy())
+
+    def fn_work(self, i):
+        return self.stages[i].work_left()
+
+    def fn_est_lambda(self, i):
+        return self.stages[i].est_lambda()
+
+    def fn_est_rho(self, i):
+        st = self.stages[i]
+        return min(st.est_lambda() * st.e_service, 0.99)
+
+    def fn_est_wait(self, i):
+        return self.stages[i].e_wait
+
+    def fn_price(self, i, s_h, ds):
+        st = self.stages[i]
+        lam = st.est_lambda()
+        rho = min(lam * st.e_service, 0.99)
+        w = st.e_wait
+        s_m = s_h + ds
+        return ds + lam * (s_m * s_m - s_h * s_h) / (2.0 * (1.0 - rho)) + lam * w * ds / (1.0 - rho)
+
+    def detach_job(self, s):
+        """Remove a session's job from its stage (preemption, ending)."""
+        j = s.job
+        if j is not None:
+            s.stage.remove_job(j)
+            s.job = None
+            s.stage = None

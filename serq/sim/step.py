@@ -1,0 +1,406 @@
+"""The continuous-batching step engine (interpreter.md §8): residents, the budget and chunk
+planned before an iteration, the serving order, admission of waiting holds inside an
+iteration, growth of ``growing`` pools, the iteration's cost, and inter-token latency.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+
+from serq.ir import types as T
+from serq.sim.pools import EPS, total_key
+from serq.sim.stages import Stage
+from serq.sim.stats import LogHist, TimeAvg, Welford
+
+READY, QUEUED, IN_STAGE, GROWING = range(4)
+EV_ITER = 3
+NAN = math.nan
+U64_MAX = float(1 << 64)
+
+
+class StepStage(Stage):
+    settles = True
+    is_step = True
+
+    def __init__(self, sim, index, decl):
+        super().__init__(sim, index, decl)
+        k = decl.kind
+        ex = sim.ex
+        self.budget_fn = ex.function(k.budget)
+        self.chunk_fn = ex.function(k.chunk)
+        self.cost_fn = ex.function(k.cost)
+        self.memory = k.memory
+        self.exclusive = type(k.serve) is T.ServeExclusivePrefill
+        keys = k.serve.keys if type(k.serve) is T.ServeBy else ()
+        self.serve_keys = [ex.function(e) for e in keys] or None
+        self.residents = []
+        self.running = None  # (epoch, [[job, tokens], ...]) of the running iteration
+        self.epoch = 0
+        self.iterations = 0
+        self.prefill_avg = TimeAvg(0.0, 0.0)
+        self.decode_avg = TimeAvg(0.0, 0.0)
+        self.mixed_avg = TimeAvg(0.0, 0.0)
+        self.decodes_avg = TimeAvg(0.0, 0.0)
+        self.batch = Welford()
+        self.step_cost = Welford()
+        self.itl = LogHist()
+        self.via_pools = []  # pools declared `admit via` this stage
+
+    # -- statistics -------------------------------------------------------------------------
+    def reset_stats(self, now):
+        super().reset_stats(now)
+        self.prefill_avg.reset(now)
+        self.decode_avg.reset(now)
+        self.mixed_avg.reset(now)
+        self.decodes_avg.reset(now)
+
+    def step_stats(self, now, decoders, prefilled):
+        self.prefill_avg.set(now, 1 if prefilled > 0 and decoders == 0 else 0)
+        self.decode_avg.set(now, 1 if decoders > 0 and prefilled == 0 else 0)
+        self.mixed_avg.set(now, 1 if decoders > 0 and prefilled > 0 else 0)
+        self.decodes_avg.set(now, decoders)
+
+    def step_fields(self, end):
+        itl = self.itl
+        return dict(iterations=self.iterations, prefill_only=self.prefill_avg.mean(end),
+                    decode_only=self.decode_avg.mean(end), mixed=self.mixed_avg.mean(end),
+                    mean_decodes=self.decodes_avg.mean(end),
+                    mean_decode_batch=self.batch.mean if self.batch.n else NAN,
+                    mean_decode_step=self.step_cost.mean if self.step_cost.n else NAN,
+                    mean_itl=itl.mean, itl_p50=itl.quantile(0.5), itl_p99=itl.quantile(0.99))
+
+    # -- jobs -------------------------------------------------------------------------------
+    def add_job(self, owner, work, mode, growing):
+        j = self.new_job(owner, work, mode, growing)
+        seq = owner.adm_seq if owner is not None else U64_MAX
+        res = self.residents
+        pos = len(res)
+        for k, r in enumerate(res):
+            o = r.owner
+            if (o.adm_seq if o is not None else U64_MAX) > seq:
+                pos = k
+                break
+        res.insert(pos, j)
+
+    def remove_job(self, j):
+        del self.jobs[j.id]
+        self.residents.remove(j)
+        if self.running is not None:
+            assign = self.running[1]
+            for k, a in enumerate(assign):
+                if a[0] is j:
+                    del assign[k]
+                    break
+
+    def present(self):
+        return len(self.residents)
+
+    def busy(self):
+        return len(self.running[1]) if self.running is not None else 0
+
+    def work_left(self):
+        total = -0.0
+        for j in self.jobs.values():
+            total += j.work
+        return total
+
+    # -- planning (§8.2) ------------------------------------------------------------------------
+    def held(self, owner):
+        """Units the owner holds in the memory pool, over all its holds."""
+        if owner is None or self.memory is None:
+            return 0.0
+        m = self.memory
+        total = 0.0
+        for h in owner.holds:
+            for e in h.entries:
+                if e.pool == m:
+                    total += e.alloc
+        return total
+
+    def totals(self):
+        """Set the pre-iteration context: residents, decoders, kv_decode, kv_prefill."""
+        sim = self.sim
+        res = self.residents
+        dec = 0
+        kvb = 0.0
+        kvp = 0.0
+        for j in res:
+            if j.decode:
+                dec += 1
+                kvb += self.held(j.owner)
+            else:
+                kvp += self.held(j.owner)
+        sim.cx_nres = float(len(res))
+        sim.cx_ndec = float(dec)
+        sim.cx_kvb = kvb
+        sim.cx_kvp = kvp
+        return (sim.cx_nres, sim.cx_ndec, kvb, kvp)
+
+    def set_totals(self, t):
+        sim = self.sim
+        sim.cx_nres, sim.cx_ndec, sim.cx_kvb, sim.cx_kvp = t
+
+    def plan(self):
+        """Budget and chunk, evaluated with the pre-iteration totals."""
+        sim = self.sim
+        t = self.totals()
+        sim.cur = None
+        budget = self.budget_fn(None)
+        chunk = self.chunk_fn(None)
+        return t, budget, chunk
+
+    @staticmethod
+    def wants(j, chunk):
+        if j.decode:
+            return 1.0 if j.work >= 1.0 else j.work
+        if chunk > 0:
+            return chunk if chunk < j.work else j.work
+        return j.work
+
+    def budget_left(self):
+        t, budget, chunk = self.plan()
+        want = 0.0
+        for j in self.residents:
+            want += self.wants(j, chunk)
+        r = budget - want
+        return r if r > 0 else 0.0
+
+    # -- serving order (§8.4) ---------------------------------------------------------------------
+    def order(self, totals):
+        res = self.residents
+        keys = self.serve_keys
+        if keys is None:
+            return res
+        sim = self.sim
+        self.set_totals(totals)
+        ranked = []
+        for j in res:
+            o = j.owner
+            sim.cx_decoding = 1.0 if j.decode else 0.0
+            sim.cx_admission = o.adm_seq if o is not None else U64_MAX
+            sim.cx_remaining = j.work
+            sim.cur = o
+            a = o.attrs if o is not None else None
+            ranked.append(([total_key(f(a)) for f in keys], j))
+        ranked.sort(key=lambda x: x[0])
+        return [j for _, j in ranked]
+
+    # -- an iteration (§8.3, §8.5) -------------------------------------------------------------------
+    def settle(self, pending_now):
+        if self.running is not None or pending_now:
+            return
+        if self.residents or any(pl.queue for pl in self.via_pools):
+            self.start_iteration()
+
+    def start_iteration(self):
+        sim = self.sim
+        totals, budget, chunk = self.plan()
+        left = budget
+        assign = []
+        served = set()
+        exclusive = self.exclusive
+        resident_prefill = any(not j.decode for j in self.residents)
+        pre0 = sim.total_preemptions()
+        attn = 0.0
+        while True:
+            order = self.order(totals)
+            j = None
+            for x in order:
+                if x.id not in served:
+                    j = x
+                    break
+            if j is None:
+                preempted = sim.total_preemptions() > pre0
+                if left > 0 and not preempted and self.admit_bound(
+                        budget if exclusive else left):
+                    continue
+                break
+            served.add(j.id)
+            want = self.wants(j, chunk)
+            if exclusive and resident_prefill and j.decode:
+                tokens = 0.0
+            else:
+                cap = budget if (exclusive and not j.decode) else left
+                tokens = want if want <= cap else cap
+            if not tokens > 0:
+                continue
+            o = j.owner
+            if j.growing is not None and o is not None:
+                if o.status == GROWING:
+                    continue
+                h = sim.innermost(o, j.growing)
+                if h is None:
+                    name = sim.p.pools[j.growing].name
+                    sim.fail(f"`growing {name}` outside a hold of it", o, f"growing {name}")
+                e = h.entry(j.growing)
+                need = e.pos + tokens - e.alloc
+                if need > EPS and not sim.grow(o, j.growing, need, j):
+                    continue
+                if not j.decode:
+                    attn += tokens * (e.pos + tokens / 2.0)
+                if not exclusive:
+                    e.pos += tokens
+                    h.grown = True
+            elif not j.decode:
+                attn += tokens * tokens / 2.0
+            if exclusive and not j.decode:
+                assign = []
+                left = budget
+            assign.append([j, tokens])
+            left -= tokens
+            if left <= 0 or (exclusive and not j.decode):
+                break
+        jobs = self.jobs
+        if exclusive:
+            assign = [a for a in assign if a[0].id in jobs]
+            for j, tokens in assign:
+                o = j.owner
+                if j.growing is not None and o is not None:
+                    h = sim.innermost(o, j.growing)
+                    h.entry(j.growing).pos += tokens
+                    h.grown = True
+        preempted = sim.total_preemptions() > pre0
+        if not assign and not preempted:
+            return
+        for j, tokens in assign:
+            if j.id not in jobs:
+                o = j.owner
+                sim.fail(f"run: at time {sim_time(sim)}, a growth on step stage "
+                         f"`{self.decl.name}` preempted session "
+                         f"{o.serial if o is not None else '?'}, which had already been "
+                         f"given tokens in the same iteration (the reference panics here)",
+                         o, "step iteration")
+        # the cost, from the final assignment
+        ntok = 0.0
+        dec = 0
+        npre = 0.0
+        kvb = 0.0
+        kvp = 0.0
+        for j, tokens in assign:
+            ntok += tokens
+            if j.decode:
+                dec += 1
+                kvb += self.held(j.owner)
+            else:
+                npre += tokens
+                kvp += self.held(j.owner)
+        sim.cx_ntok = ntok
+        sim.cx_ndec = float(dec)
+        sim.cx_npre = npre
+        sim.cx_nres = float(len(self.residents))
+        sim.cx_kvb = kvb
+        sim.cx_kvp = kvp
+        sim.cx_attn = attn
+        sim.cur = None
+        cost = self.cost_fn(None)
+        if not cost > 0:
+            cost = 0.0
+        self.epoch += 1
+        self.running = (self.epoch, assign)
+        self.iterations += 1
+        now = sim.now
+        self.step_stats(now, dec, npre)
+        if sim.warm and dec > 0:
+            self.batch.add(dec)
+            self.step_cost.add(cost)
+        heapq.heappush(sim.heap, (now + cost, sim.seq, EV_ITER, self.index, self.epoch, None))
+        sim.seq += 1
+
+    def admit_bound(self, left):
+        """Admit one waiting hold of an ``admit via`` pool inside the iteration (§8.8)."""
+        sim = self.sim
+        for pl in self.via_pools:
+            sim.admit_budget = (self, left)
+            req = pl.next_waiter()
+            if req is None:
+                sim.admit_budget = None
+                continue
+            ok = sim.req_fits(req)
+            sim.admit_budget = None
+            if not ok:
+                return False
+            pl.queue.remove(req)
+            sim.admit(req)
+            ready = sim.ready
+            while ready:
+                s = ready.popleft()
+                if s.status == READY:
+                    sim.execute(s)
+            return True
+        return False
+
+    def iter_end(self, epoch):
+        run = self.running
+        if run is None or run[0] != epoch:
+            return
+        self.running = None
+        sim = self.sim
+        now = sim.now
+        self.step_stats(now, 0, 0.0)
+        jobs = self.jobs
+        done = []
+        tokens_out = []
+        for j, tokens in run[1]:
+            if j.id not in jobs:
+                continue
+            j.work -= tokens
+            fin = j.work <= EPS
+            if j.decode or fin:
+                tokens_out.append(j)
+            if fin:
+                done.append(j)
+        for j in tokens_out:
+            if j.owner is not None:
+                self.token(j.owner, j.decode)
+        for j in done:
+            del jobs[j.id]
+            self.residents.remove(j)
+            self.job_done(j)
+
+    def token(self, s, decode):
+        """Inter-token latency (§8.7)."""
+        sim = self.sim
+        now = sim.now
+        turn = s.attrs[sim.p.slot_turn]
+        last = s.last_token
+        if last is not None and last[0] != turn:
+            last = None
+        decoded = last[3] if last is not None else False
+        if last is not None and (decode or decoded or (last[4] and last[2] is self)) and sim.warm:
+            self.itl.add(now - last[1])
+        s.last_token = [turn, now, self, decoded or decode, False]
+
+
+def sim_time(sim):
+    from serq.sim.fmt import display
+    return display(sim.now)
+
+
+class StepOps:
+    def init_steps(self):
+        for pl in self.pools:
+            v = pl.admit_via
+            if v is not None:
+                st = self.stages[v]
+                if st.is_step:
+                    st.via_pools.append(pl)
+
+    def total_preemptions(self):
+        total = 0
+        for pl in self.pools:
+            total += pl.preemptions
+        return total
+
+    def fn_budget_left(self, i):
+        st = self.stages[i]
+        if not st.is_step:
+            self.fail("budget_left needs a step stage", self.cur)
+        ab = self.admit_budget
+        if ab is not None and ab[0] is st:
+            return ab[1]
+        prev = self.cur
+        saved = (self.cx_nres, self.cx_ndec, self.cx_kvb, self.cx_kvp)
+        r = st.budget_left()
+        self.cx_nres, self.cx_ndec, self.cx_kvb, self.cx_kvp = saved
+        self.cur = prev
+        return r
