@@ -1,27 +1,35 @@
 """The ``serq`` command line: argument parsing and exit codes only.
 
-Every command calls the library (``serq.compile``, ``Program.from_json``); this module turns
-its results into output and its errors into one message on stderr and an exit status:
+Every command calls the library (``serq.compile``, ``Program.from_json``, ``serq.run``,
+``serq.report``); this module turns its results into output and its errors into one message
+on stderr and an exit status:
 
 * 0 — success;
-* 1 — the input does not load (the library's message, ``str(error)``, is printed as it is);
-* 2 — a usage error (argparse's message).
+* 1 — the input does not load or the run fails (the library's message, ``str(error)``, is
+  printed as it is), or a run left a session stuck (after the report);
+* 2 — a usage error (argparse's message);
+* 130 — interrupted (Ctrl-C).
 
 A traceback is printed only when the environment sets ``SERQ_DEBUG=1``.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
+import threading
+import time
 
 PROG = "serq"
 
 EXIT_OK = 0
 EXIT_INPUT = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
 
-_COMPILE_OPTIONS = ("sets", "defs", "seed", "horizon", "warmup", "arrivals", "trace")
+_SOURCE_OPTIONS = ("sets", "defs")  # apply to a program's text only
+_RUN_OPTIONS = ("seed", "horizon", "warmup", "arrivals", "trace")  # replace `run { }` settings
 
 
 # ---------------------------------------------------------------------------------------
@@ -112,14 +120,30 @@ def build_parser() -> argparse.ArgumentParser:
         description="Compile FILE (or load it as IR when it ends in .json) and print a "
                     "one-line summary: pools, stages, attributes, blocks.")
     _add_program_options(check, run_settings=False)
-    check.set_defaults(func=cmd_check)
+    check.set_defaults(func=cmd_check, parser=check)
 
     ir = sub.add_parser(
         "ir", help="compile a program and print its IR (JSON)",
         description="Compile FILE (or load it as IR when it ends in .json) and print the IR "
                     "text, Program.to_json(), followed by a newline.")
     _add_program_options(ir, run_settings=True)
-    ir.set_defaults(func=cmd_ir)
+    ir.set_defaults(func=cmd_ir, parser=ir)
+
+    run = sub.add_parser(
+        "run", help="run a program and print its report",
+        description="Compile FILE (or load it as IR when it ends in .json), run it, and print "
+                    "the report: a human-readable text, or with --json the report's JSON "
+                    "(Report.json()), exactly as the reference writes it.",
+        epilog="Exit status: 0 success; 1 the input does not load, the run fails, or a "
+               "session is stuck (reported after the report); 2 usage error; 130 interrupted.")
+    _add_program_options(run, run_settings=True)
+    out = run.add_argument_group("output")
+    out.add_argument("--json", action="store_true",
+                     help="print the report as JSON (Report.json()) instead of text")
+    out.add_argument("--dump", metavar="DIR",
+                     help="also write every observation's records to DIR/NAME.csv "
+                          "(time,session,turn,value); DIR is created if needed")
+    run.set_defaults(func=cmd_run, parser=run)
     return parser
 
 
@@ -136,13 +160,23 @@ def _compile_kwargs(args) -> dict:
     return kw
 
 
-def _given_options(args) -> list:
-    """The compile options written on the command line, as their option names."""
+def _given_options(args, names) -> list:
+    """The options among ``names`` written on the command line, as their option names."""
     out = []
-    for name in _COMPILE_OPTIONS:
+    for name in names:
         value = getattr(args, name, None)
         if value not in (None, []):
             out.append("--" + {"sets": "set", "defs": "def"}.get(name, name))
+    return out
+
+
+def _run_settings(args) -> dict:
+    """The run options written on the command line: ``{field: value}``."""
+    out = {}
+    for name in _RUN_OPTIONS:
+        value = getattr(args, name, None)
+        if value is not None:
+            out[name] = float(value) if name in ("horizon", "warmup") else value
     return out
 
 
@@ -167,15 +201,25 @@ class _ReadError(ValueError):
 
 
 def load(args):
-    """The program named by ``args.file``: compiled, or loaded from IR for a ``.json`` file."""
+    """The program named by ``args.file``: compiled, or loaded from IR for a ``.json`` file.
+
+    For IR, ``--set`` and ``--def`` (which edit a program's text) are ignored with a note; the
+    run options replace the IR's run settings and the result is validated again, as
+    ``Program.from_json`` would (the same messages)."""
     import serq
     path = args.file
     if path.lower().endswith(".json"):
-        ignored = _given_options(args)
+        ignored = _given_options(args, _SOURCE_OPTIONS)
         if ignored:
-            _note(f"{path} is read as IR; compile options do not apply to it and were "
-                  f"ignored: {', '.join(ignored)}")
-        return serq.Program.from_json(_read_text(path))
+            _note(f"{path} is read as IR; {' and '.join(ignored)} apply to program text "
+                  f"only and were ignored")
+        program = serq.Program.from_json(_read_text(path))
+        settings = _run_settings(args)
+        if settings:
+            from serq.ir.validate import validate
+            program = dataclasses.replace(program, **settings)
+            validate(program)
+        return program
     return serq.compile(path, **_compile_kwargs(args))
 
 
@@ -201,6 +245,112 @@ def cmd_ir(args) -> int:
     program = load(args)
     _out(program.to_json() + "\n")
     return EXIT_OK
+
+
+def cmd_run(args) -> int:
+    import serq
+    if args.dump is not None and os.path.exists(args.dump) and not os.path.isdir(args.dump):
+        # refuse before the run, not after it
+        raise ValueError(f"cannot write to {args.dump}: it exists and is not a directory")
+    program = load(args)
+    with _Progress(sys.stderr):
+        report = serq.run(program)
+    if args.json:
+        _out(report.json() + "\n")
+    else:
+        from serq.report import format_text
+        text = format_text(report, program_name=args.file)
+        _out(text if text.endswith("\n") else text + "\n")
+    if args.dump is not None:
+        _dump(report, args.dump)
+    stuck = [(_member(p), p.stuck) for p in report.pools if p.stuck]
+    if stuck:  # the report is out; say why the status is 1
+        total = sum(n for _, n in stuck)
+        where = (f"pool {stuck[0][0]}" if len(stuck) == 1 else
+                 "pools " + ", ".join(f"{name} ({n})" for name, n in stuck))
+        _err(f"{PROG}: {_plural(total, 'session')} stuck in {where} (preempted again without "
+             f"progress: a livelock)\n")
+        return EXIT_INPUT
+    return EXIT_OK
+
+
+def _member(row) -> str:
+    """A report row's name: ``kv``, or ``kv[2]`` for a member of an array."""
+    return row.name if row.index is None else f"{row.name}[{row.index}]"
+
+
+def _dump(report, directory: str) -> None:
+    from serq.report import dump_csv
+    try:
+        paths = list(dump_csv(report, directory))
+    except OSError as e:
+        raise ValueError(f"cannot write to {e.filename or directory}: "
+                         f"{e.strerror or e}") from None
+    if paths:
+        names = ", ".join(os.path.basename(os.fspath(p)) for p in paths)
+        _err(f"{PROG}: wrote {_plural(len(paths), 'CSV file')} to {directory}: {names}\n")
+    else:
+        _err(f"{PROG}: the program observes nothing; no CSV file written to {directory}\n")
+
+
+class _Progress:
+    """An elapsed-time line on stderr while a long run goes on (only on a terminal).
+
+    Nothing is written for the first ``delay`` seconds, nor ever when the stream is not a
+    terminal (a pipe, a file, a test) or ``SERQ_PROGRESS=0``; the line is erased when the run
+    ends. It runs on a daemon thread; the run itself is untouched."""
+
+    FRAMES = "|/-\\"
+
+    def __init__(self, stream, delay: float = 2.0, interval: float = 0.2):
+        self.stream = stream
+        self.delay = delay
+        self.interval = interval
+        self.width = 0
+        self.stop = threading.Event()
+        self.thread = None
+
+    def enabled(self) -> bool:
+        if os.environ.get("SERQ_PROGRESS", "") == "0":
+            return False
+        try:
+            return self.stream.isatty()
+        except (AttributeError, ValueError, OSError):
+            return False
+
+    def __enter__(self):
+        if self.enabled():
+            self.start = time.monotonic()
+            self.thread = threading.Thread(target=self._loop, name="serq-progress", daemon=True)
+            self.thread.start()
+        return self
+
+    def _loop(self):
+        if self.stop.wait(self.delay):
+            return
+        frame = 0
+        while not self.stop.is_set():
+            line = (f"{PROG}: running {self.FRAMES[frame % len(self.FRAMES)]} "
+                    f"{time.monotonic() - self.start:.0f} s")
+            self._write("\r" + line.ljust(self.width))
+            self.width = len(line)
+            frame += 1
+            self.stop.wait(self.interval)
+
+    def _write(self, text):
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (OSError, ValueError):
+            pass
+
+    def __exit__(self, *exc):
+        if self.thread is not None:
+            self.stop.set()
+            self.thread.join()
+            if self.width:
+                self._write("\r" + " " * self.width + "\r")
+        return False
 
 
 # ---------------------------------------------------------------------------------------
@@ -238,13 +388,18 @@ def _debug() -> bool:
 
 def main(argv=None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)  # exits with status 2 on usage errors
+    args, extra = parser.parse_known_args(argv)  # exits with status 2 on usage errors
+    if extra:  # reported by the command's parser, with the command's usage line
+        args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return args.func(args)
     except ValueError as e:  # the input does not load: the library's message, as it is
         if _debug():
             raise
         _err(f"{e}\n")
+        place = _place(e)
+        if place:
+            _err(f"note: {place}\n")
         return EXIT_INPUT
     except OSError as e:
         if isinstance(e, BrokenPipeError):  # `serq ir x.sq | head`
@@ -255,13 +410,36 @@ def main(argv=None) -> int:
         _err(str(_ReadError(e.filename or args.file, e)) + "\n")
         return EXIT_INPUT
     except KeyboardInterrupt:
-        return 130
+        if _debug():
+            raise
+        _err(f"{PROG}: interrupted\n")
+        return EXIT_INTERRUPTED
     except Exception as e:  # a bug in serq: say so in one line
         if _debug():
             raise
         _err(f"{PROG}: internal error: {type(e).__name__}: {e}\n"
              f"{PROG}: this is a bug in serq; run with SERQ_DEBUG=1 for a traceback\n")
         return EXIT_INPUT
+
+
+def _place(error) -> str:
+    """Where a run failed (a ``SimulationError``'s ``time``, ``session``, ``statement``):
+    ``at time 12.5, session 3, in `branch` ``; empty when the error names no place."""
+    from serq.errors import SimulationError
+    if not isinstance(error, SimulationError):
+        return ""
+    parts = []
+    t = getattr(error, "time", None)
+    if isinstance(t, (int, float)):
+        from serq.sim.fmt import display
+        parts.append(f"at time {display(float(t))}")
+    serial = getattr(error, "session", None)
+    if serial is not None:
+        parts.append(f"session {serial}")
+    statement = getattr(error, "statement", None)
+    if statement:
+        parts.append(f"in `{statement}`")
+    return ", ".join(parts)
 
 
 def _silence_stdout() -> None:

@@ -172,13 +172,26 @@ def test_json_file_is_read_as_ir(tmp_path):
     assert p.stdout == golden("mm1")
 
 
-def test_compile_options_do_not_apply_to_ir(tmp_path):
+def test_set_and_def_do_not_apply_to_ir(tmp_path):
     ir = tmp_path / "mm1.json"
     ir.write_text(golden("mm1"), encoding="utf-8")
-    p = cli("ir", str(ir), "--set", "lam=0.5", "--seed", "4")
+    p = cli("ir", str(ir), "--set", "lam=0.5", "--def", "f=1")
     assert p.returncode == 0
     assert p.stdout == golden("mm1")  # unchanged
-    assert "--set" in p.stderr and "--seed" in p.stderr and "ignored" in p.stderr
+    assert p.stderr == (f"serq: note: {ir} is read as IR; --set and --def apply to program "
+                        f"text only and were ignored\n")
+
+
+def test_run_options_apply_to_ir(tmp_path):
+    ir = tmp_path / "mm1.json"
+    ir.write_text(golden("mm1"), encoding="utf-8")
+    p = cli("ir", str(ir), "--seed", "4", "--horizon", "50", "--warmup", "5", "--arrivals", "9")
+    assert (p.returncode, p.stderr) == (0, "")
+    # the same IR as compiling with those settings
+    assert p.stdout == serq.compile(MM1, seed=4, horizon=50, warmup=5, arrivals=9).to_json() + "\n"
+    # and validated again: the window must hold, with Program.from_json's message
+    p = cli("ir", str(ir), "--warmup", "50000")
+    assert (p.returncode, p.stdout, p.stderr) == (1, "", "run: need 0 <= warmup < horizon\n")
 
 
 def test_non_ascii_output_whatever_the_locale(tmp_path):
