@@ -35,7 +35,7 @@ M64 = (1 << 64) - 1
 
 # Guards where the reference hangs: that many events at one instant, or that many passes
 # of one loop body at one instant, mean the clock can never move again.
-INSTANT_EVENT_LIMIT = 2_000_000
+INSTANT_EVENT_LIMIT = 1_000_000
 
 
 class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
@@ -126,6 +126,10 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         arr = p.arrival
         t = type(arr)
         if t is T.Poisson:
+            if arr.rate == math.inf:
+                self.fail("run: `arrive poisson(inf)` starts infinitely many sessions at time "
+                          "0, so the clock can never move; give the arrival rate a finite "
+                          "value")
             self.schedule(0.0, EV_ARRIVE)
         elif t is T.Renewal:
             self.schedule(self.renewal_gap(), EV_ARRIVE)

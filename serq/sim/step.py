@@ -16,6 +16,7 @@ READY, QUEUED, IN_STAGE, GROWING = range(4)
 EV_ITER = 3
 NAN = math.nan
 U64_MAX = float(1 << 64)
+ZERO_COST_LIMIT = 100_000
 
 
 class StepStage(Stage):
@@ -45,6 +46,8 @@ class StepStage(Stage):
         self.step_cost = Welford()
         self.itl = LogHist()
         self.via_pools = []  # pools declared `admit via` this stage
+        self.zero_time = -1.0  # guard against cost-0 iterations that never end (a hang)
+        self.zero_count = 0
 
     # -- statistics -------------------------------------------------------------------------
     def reset_stats(self, now):
@@ -295,6 +298,17 @@ class StepStage(Stage):
         cost = self.cost_fn(None)
         if not cost > 0:
             cost = 0.0
+            if sim.now == self.zero_time:
+                self.zero_count += 1
+                if self.zero_count > ZERO_COST_LIMIT:
+                    sim.fail(f"run: step stage `{self.decl.name}` ran {ZERO_COST_LIMIT} "
+                             f"iterations of cost 0 at time {sim_time(sim)}, and the clock "
+                             f"cannot move (a hold that can never grow preempts itself at "
+                             f"every iteration?); give the iterations a positive cost or the "
+                             f"pool more room", None, "step iteration")
+            else:
+                self.zero_time = sim.now
+                self.zero_count = 1
         self.epoch += 1
         self.running = (self.epoch, assign)
         self.iterations += 1
