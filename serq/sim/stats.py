@@ -1,0 +1,357 @@
+"""Statistics accumulators, bit for bit as the reference computes them (spec §8.7, §11, §12).
+
+Every formula here was pinned down against the conformance corpus (``run/*.report.json`` with
+``run/*.samples.json``) and, where the corpus does not tell variants apart, against runs of the
+reference build; the float operation order matters and is written out in each docstring.
+
+* :class:`Welford` -- running mean and sum of squared deviations (observations, stage waits and
+  services, decode batch/step means).
+* :class:`TimeAvg` -- a piecewise-constant time average (``live``, stage occupancy, pool use).
+* :class:`LogHist` -- the ITL histogram (exact mean, log-bucket quantiles).
+* :func:`observe_summary` -- an observation's ``count, mean, ci, cv2, p99`` from its samples.
+* :func:`gauge_stats` -- a gauge's ``mean, ci, min, max`` from its change points.
+* :class:`ChangePoints` -- the change-point rule of a gauge (§11).
+"""
+from __future__ import annotations
+
+import math
+import struct
+
+__all__ = ["Welford", "TimeAvg", "LogHist", "ChangePoints", "T_95", "BATCHES", "LOG_STEP",
+           "batch_means_ci", "p99", "total_order_key", "total_eq", "observe_summary",
+           "gauge_stats"]
+
+NAN = math.nan
+INF = math.inf
+
+#: Student t quantile for 19 degrees of freedom (20 batches), as the reference writes it.
+T_95 = 2.093
+#: Number of batches (observations) and of windows (gauges).
+BATCHES = 20
+#: The ITL histogram's bucket width in log space, ``ln_1p(0.01)`` (not ``log(1.01)``).
+LOG_STEP = math.log1p(0.01)
+
+_pack = struct.Struct("<d").pack
+_unpack_i64 = struct.Struct("<q").unpack
+
+
+# ---------------------------------------------------------------------------------------
+# Welford
+
+
+class Welford:
+    """Running count, mean and sum of squared deviations.
+
+    Update (the reference's order, matched on every corpus observation)::
+
+        n += 1; d = x - mean; mean += d / n; m2 += d * (x - mean)
+
+    ``mean`` reads NaN while empty (the report's ``null``); ``variance`` is ``m2 / (n - 1)``;
+    ``cv2`` is ``variance / (mean * mean)``, NaN when ``n < 2`` or the mean is 0.
+    """
+
+    __slots__ = ("n", "_mean", "m2")
+
+    def __init__(self):
+        self.n = 0
+        self._mean = 0.0
+        self.m2 = 0.0
+
+    def add(self, x):
+        n = self.n + 1
+        self.n = n
+        d = x - self._mean
+        self._mean += d / n
+        self.m2 += d * (x - self._mean)
+
+    @property
+    def mean(self):
+        return self._mean if self.n else NAN
+
+    @property
+    def variance(self):
+        return self.m2 / (self.n - 1) if self.n >= 2 else NAN
+
+    @property
+    def cv2(self):
+        if self.n < 2 or self._mean == 0.0:
+            return NAN
+        return (self.m2 / (self.n - 1)) / (self._mean * self._mean)
+
+    def __repr__(self):
+        return f"Welford(n={self.n}, mean={self.mean!r}, m2={self.m2!r})"
+
+
+# ---------------------------------------------------------------------------------------
+# time averages
+
+
+class TimeAvg:
+    """Time average of a piecewise-constant value (§12.1).
+
+    ``set(t, v)`` adds ``value * (t - last)`` to the integral (always, even for ``t == last``)
+    and holds ``v`` from ``t``; ``reset(t)`` zeroes the integral and sets ``start = last = t``;
+    ``mean(t) = (integral + value * (t - last)) / (t - start)``, or the current value when
+    ``t - start <= 0``.
+    """
+
+    __slots__ = ("value", "last", "integral", "start")
+
+    def __init__(self, t0=0.0, v0=0.0):
+        self.value = v0
+        self.last = t0
+        self.integral = 0.0
+        self.start = t0
+
+    def set(self, t, v):
+        self.integral += self.value * (t - self.last)
+        self.value = v
+        self.last = t
+
+    def reset(self, t):
+        self.integral = 0.0
+        self.start = t
+        self.last = t
+
+    def mean(self, t):
+        span = t - self.start
+        if span <= 0:
+            return float(self.value)
+        return (self.integral + self.value * (t - self.last)) / span
+
+    def __repr__(self):
+        return (f"TimeAvg(value={self.value!r}, last={self.last!r}, integral={self.integral!r}, "
+                f"start={self.start!r})")
+
+
+# ---------------------------------------------------------------------------------------
+# ITL histogram
+
+_ZERO_BUCKET = None  # key of the bucket of every x <= 0 (sorted below every integer bucket)
+
+
+class LogHist:
+    """The ITL histogram (§8.7): exact mean, quantiles within half a bucket (0.5 %).
+
+    Bucket of ``x > 0``: ``k = floor(ln(x) / L)`` with ``L = ln_1p(0.01)``; every ``x <= 0``
+    shares one bucket below all others, whose middle is 0. Each bucket keeps its count, min and
+    max. ``quantile(q)``: rank ``r = clamp(ceil(q * n), 1, n)``; walk the buckets upwards until
+    the cumulative count reaches ``r``; answer ``exp((k + 0.5) * L)`` clamped into the bucket's
+    ``[min, max]``. NaN while empty. ``mean`` is ``sum / count`` (the sum in insertion order).
+    """
+
+    __slots__ = ("count", "sum", "_buckets", "_zero")
+
+    def __init__(self):
+        self.count = 0
+        self.sum = 0.0
+        self._buckets = {}  # k -> [count, min, max]
+        self._zero = None  # [count, min, max] of the x <= 0 bucket
+
+    def add(self, x):
+        self.count += 1
+        self.sum += x
+        if x > 0:
+            k = math.floor(math.log(x) / LOG_STEP)
+            b = self._buckets.get(k)
+            if b is None:
+                self._buckets[k] = [1, x, x]
+                return
+        else:
+            b = self._zero
+            if b is None:
+                self._zero = [1, x, x]
+                return
+        b[0] += 1
+        if x < b[1]:
+            b[1] = x
+        if x > b[2]:
+            b[2] = x
+
+    @property
+    def mean(self):
+        return self.sum / self.count if self.count else NAN
+
+    def quantile(self, q):
+        n = self.count
+        if n == 0:
+            return NAN
+        r = min(max(math.ceil(q * n), 1), n)
+        cum = 0
+        if self._zero is not None:
+            c, lo, hi = self._zero
+            cum += c
+            if cum >= r:
+                return min(max(0.0, lo), hi)
+        for k in sorted(self._buckets):
+            c, lo, hi = self._buckets[k]
+            cum += c
+            if cum >= r:
+                return min(max(math.exp((k + 0.5) * LOG_STEP), lo), hi)
+        raise AssertionError("the ranks add up to n")  # unreachable
+
+    def __repr__(self):
+        return f"LogHist(count={self.count}, mean={self.mean!r})"
+
+
+# ---------------------------------------------------------------------------------------
+# batch means, p99, observation summary
+
+
+def batch_means_ci(means):
+    """Half-width ``T_95 * sqrt(var / k)`` of ``k`` batch means, ``var`` their (k-1) variance.
+
+    Float order (matched on the corpus): ``s = sum(means) / k``;
+    ``ss = sum((m - s) * (m - s))``; ``var = ss / (k - 1)``; ``T_95 * sqrt(var / k)``.
+    """
+    k = len(means)
+    s = 0.0
+    for m in means:
+        s += m
+    s /= k
+    ss = 0.0
+    for m in means:
+        d = m - s
+        ss += d * d
+    var = ss / (k - 1)
+    return T_95 * math.sqrt(var / k)
+
+
+def _observe_ci(samples):
+    n = len(samples)
+    if n < 2 * BATCHES:
+        return INF
+    size = n // BATCHES
+    means = []
+    for i in range(BATCHES):
+        s = 0.0
+        for x in samples[i * size:(i + 1) * size]:
+            s += x
+        means.append(s / size)
+    return batch_means_ci(means)
+
+
+def total_order_key(x):
+    """Sort key of IEEE 754 ``totalOrder`` (Rust ``f64::total_cmp``): -NaN < -inf < ... < -0 <
+    0 < ... < inf < NaN."""
+    i = _unpack_i64(_pack(x))[0]
+    return i ^ 0x7FFFFFFFFFFFFFFF if i < 0 else i
+
+
+def p99(samples):
+    """Sorted ascending by ``total_cmp``, element ``clamp(ceil(0.99 n), 1, n) - 1``; NaN if
+    empty. (``-0.0`` sorts below ``0.0``; a NaN with the sign bit set sorts first, one without
+    it last: the reference's ``0/0`` is a negative NaN.)"""
+    n = len(samples)
+    if n == 0:
+        return NAN
+    if any(x != x or x == 0.0 for x in samples):
+        ordered = sorted(samples, key=total_order_key)
+    else:
+        ordered = sorted(samples)
+    return ordered[min(max(math.ceil(0.99 * n), 1), n) - 1]
+
+
+def observe_summary(samples):
+    """``(count, mean, ci, cv2, p99)`` of an observation, exactly as the report writes them."""
+    w = Welford()
+    for x in samples:
+        w.add(x)
+    return w.n, w.mean, _observe_ci(samples), w.cv2, p99(samples)
+
+
+# ---------------------------------------------------------------------------------------
+# gauges
+
+
+def total_eq(a, b):
+    """IEEE total-order equality (bit patterns equal)."""
+    if a == b:
+        return a != 0.0 or math.copysign(1.0, a) == math.copysign(1.0, b)
+    return a != a and b != b and _pack(a) == _pack(b)
+
+
+class ChangePoints:
+    """A gauge's change points (§11): ``push(t, v)`` records the value an instant ends with.
+
+    If the last point has time ``t`` its value is overwritten (and the point dropped if the
+    value now equals the previous point's); otherwise a point is appended only if ``v`` differs
+    from the last value (total-order equality: ``-0.0`` differs from ``0.0``).
+    """
+
+    __slots__ = ("times", "values")
+
+    def __init__(self):
+        self.times = []
+        self.values = []
+
+    def push(self, t, v):
+        times, values = self.times, self.values
+        if times and times[-1] == t:
+            if len(values) >= 2 and total_eq(values[-2], v):
+                times.pop()
+                values.pop()
+            else:
+                values[-1] = v
+        elif not values or not total_eq(values[-1], v):
+            times.append(t)
+            values.append(v)
+
+    def __repr__(self):
+        return f"ChangePoints(times={self.times!r}, values={self.values!r})"
+
+
+def gauge_stats(times, values, warmup, end):
+    """``(mean, ci, min, max)`` of a gauge's change points over ``[warmup, end]`` (§11).
+
+    Point ``i`` holds ``values[i]`` on ``[times[i], times[i+1])`` (the last one up to ``end``).
+    Float order (matched on every corpus gauge and 600 gauges of reference runs):
+
+    * overlap of a segment ``[t0, t1)`` with ``[a, b]``: ``min(t1, b) - max(t0, a)``; only a
+      positive overlap counts (a non-finite value held before the span does not poison it);
+    * ``mean = (sum of v * overlap over [warmup, end], left to right) / span``,
+      ``span = end - warmup``;
+    * windows: ``width = span / 20``; window ``i`` is ``[warmup + i*width, warmup +
+      (i+1)*width]``, the last one ending at ``end``; its average is its integral ``/ width``;
+    * ``ci`` = :func:`batch_means_ci` of the 20 window averages;
+    * ``min``/``max``: Rust ``f64::min``/``max`` folds (NaN ignored) from ``+inf``/``-inf`` over
+      the values held for a positive time inside the span.
+
+    ``span <= 0`` or no points: ``(NaN, +inf, +inf, -inf)`` (the JSON ``null``s).
+    """
+    span = end - warmup
+    n = len(times)
+    if span <= 0 or n == 0:
+        return NAN, INF, INF, -INF
+    last = max(end, times[-1])
+    segs = [(times[i], times[i + 1] if i + 1 < n else last, values[i]) for i in range(n)]
+    lo = INF
+    hi = -INF
+    total = 0.0
+    for t0, t1, v in segs:
+        ov = (t1 if t1 < end else end) - (t0 if t0 > warmup else warmup)
+        if ov > 0:
+            total += v * ov
+            if v < lo:
+                lo = v
+            if v > hi:
+                hi = v
+    mean = total / span
+    width = span / BATCHES
+    avgs = []
+    j = 0  # segments before j end at or before the current window's start
+    for w in range(BATCHES):
+        a = warmup + w * width
+        b = end if w == BATCHES - 1 else warmup + (w + 1) * width
+        while j < n and segs[j][1] <= a:
+            j += 1
+        s = 0.0
+        for k in range(j, n):
+            t0, t1, v = segs[k]
+            if t0 >= b:
+                break
+            ov = (t1 if t1 < b else b) - (t0 if t0 > a else a)
+            if ov > 0:
+                s += v * ov
+        avgs.append(s / width)
+    return mean, batch_means_ci(avgs), lo, hi
