@@ -1,0 +1,68 @@
+"""CSV dumps of a report's records: one file per observation (``time,session,turn,value``), and
+optionally one per gauge (``time,value``, its change points).
+
+Floats are written with ``repr`` (they read back exactly with ``float()``); NaN and the
+infinities as ``nan``, ``inf``, ``-inf``.
+"""
+from __future__ import annotations
+
+import math
+import os
+import pathlib
+
+__all__ = ["dump_csv"]
+
+
+def _cell(x) -> str:
+    if isinstance(x, int):
+        return str(x)
+    x = float(x)
+    if x != x:
+        return "nan"
+    if x == math.inf:
+        return "inf"
+    if x == -math.inf:
+        return "-inf"
+    return repr(x)
+
+
+def _file_name(name: str, suffix: str) -> str:
+    bad = {"/", "\\", "\0"} | {c for c in (os.sep, os.altsep) if c}
+    if not name or name in (".", "..") or any(c in name for c in bad):
+        raise ValueError(f"cannot dump {name!r}: not a plain file name")
+    return name + suffix
+
+
+def dump_csv(report, directory, *, gauges=False):
+    """Write ``DIRECTORY/<observation>.csv`` for every observation of ``report`` (header
+    ``time,session,turn,value``, one row per sample, in record order), creating the directory
+    as needed; with ``gauges=True`` also ``DIRECTORY/<gauge>.gauge.csv`` (``time,value``).
+
+    Returns the paths written (``pathlib.Path``), observations first, in program order. A name
+    that is not a plain file name (a path separator, ``..``) is a ``ValueError``, raised before
+    anything is written.
+    """
+    directory = pathlib.Path(directory)
+    jobs = [(directory / _file_name(name, ".csv"), o) for name, o in report.observes.items()]
+    gjobs = ([(directory / _file_name(name, ".gauge.csv"), g)
+              for name, g in report.gauges.items()] if gauges else [])
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for path, o in jobs:
+        lines = ["time,session,turn,value"]
+        for t, s, k, v in zip(o.times, o.sessions, o.turns, o.samples, strict=True):
+            lines.append(f"{_cell(t)},{_cell(s)},{_cell(k)},{_cell(v)}")
+        _write(path, lines)
+        written.append(path)
+    for path, g in gjobs:
+        lines = ["time,value"]
+        for t, v in zip(g.times, g.values, strict=True):
+            lines.append(f"{_cell(t)},{_cell(v)}")
+        _write(path, lines)
+        written.append(path)
+    return written
+
+
+def _write(path, lines):
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        f.write("\n".join(lines) + "\n")
