@@ -19,6 +19,10 @@ from serq.sim import rng as R
 
 INF = math.inf
 NAN = math.nan
+# The NaN x86 arithmetic makes (0/0, sqrt(-1), a negative base to a fractional power) has its
+# sign bit set; it sorts first under IEEE's total order (p99, serve and queue keys), so the
+# sign matters. The reference's ln of a negative number gives the positive NaN.
+NEG_NAN = -math.nan
 
 CTX_FIELD = {"Now": "S.now", "Waited": "S.cx_waited", "Size": "S.cx_size", "Age": "S.cx_age",
              "Last": "S.cx_last", "Queued": "S.cx_queued", "N": "S.cx_n", "Ntok": "S.cx_ntok",
@@ -35,8 +39,10 @@ def f_div(x, y):
     try:
         return x / y
     except ZeroDivisionError:
-        if x != x or x == 0:
-            return NAN
+        if x != x:
+            return x
+        if x == 0:
+            return NEG_NAN
         neg = (x < 0) != (math.copysign(1.0, y) < 0)
         return -INF if neg else INF
 
@@ -54,7 +60,7 @@ def f_pow(x, y):
             if y == int(y) and int(y) % 2 == 1 and math.copysign(1.0, x) < 0:
                 return -INF
             return INF
-        return NAN
+        return NEG_NAN
     return r
 
 
@@ -91,7 +97,7 @@ def f_ceil(x):
 
 def f_sqrt(x):
     if x < 0:
-        return NAN
+        return NEG_NAN
     return math.sqrt(x)
 
 
@@ -107,7 +113,9 @@ def f_ln(x):
         return math.log(x) if x != INF else INF
     if x == 0:
         return -INF
-    return NAN  # negative or NaN
+    if x != x:
+        return x
+    return NAN  # negative
 
 
 def f_abs(x):
