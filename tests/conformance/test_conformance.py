@@ -1,5 +1,7 @@
-"""The conformance corpus in ../shared/conformance: families compile, errors and load, one pytest
-case per corpus case (`check.collect`, see ../shared/conformance/README.md).
+"""The conformance corpus in ../shared/conformance, every family (compile, errors, load, run,
+oracle), one pytest case per corpus case (`check.collect`, see ../shared/conformance/README.md).
+The run family compares every report field and every observation bit for bit with pyserq
+0.1.2; the oracle family compares the real vLLM scheduler's answers.
 
 The corpus lives beside the repository (`<repo root>/../shared`, as CI clones it; the environment
 variable SERQ_SHARED names another place). Without it this module fails loudly: a missing corpus
@@ -16,7 +18,7 @@ import serq
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SHARED = pathlib.Path(os.environ.get("SERQ_SHARED", ROOT.parent / "shared")).resolve()
 CHECK = SHARED / "conformance" / "check.py"
-FAMILIES = ["compile", "errors", "load"]
+FAMILIES = ["compile", "errors", "load", "run", "oracle"]
 
 
 def _load_checker():
