@@ -461,7 +461,8 @@ def _ieee_div(a, b):
 
 
 def sample_exp(rng, mean):
-    """`~exp(mean)`: -mean * ln(1 - u); one draw."""
+    """`~exp(mean)`: (-mean) * ln(1 - u); one draw (a NaN mean comes out with its sign
+    bit flipped, as in pyserq)."""
     return -mean * _log(1.0 - rng.random_f64())
 
 
@@ -488,15 +489,19 @@ def erlang_k(k):
 
 
 def sample_erlang(rng, k, m):
-    """`~erlang(k, m)`: with k' = erlang_k(k), the sum of k' draws -(m/k') * ln(1 - u),
-    left to right, starting from -0.0 (Rust's f64 Sum; checked on pyserq with
-    `~erlang(1, -0)`, which gives -0.0). k' draws."""
+    """`~erlang(k, m)`: with k' = erlang_k(k) and mm = m / k', the sum of k' terms
+    mm * -ln(1 - u), left to right, starting from -0.0; k' draws.
+
+    Checked on pyserq: `~erlang(1, -0)` gives -0.0 (so the sum starts at -0.0, as Rust's
+    f64 Sum does, not at 0.0), and a NaN mean keeps its sign bit (`~erlang(2, 0/0)` is the
+    negative NaN), so the term negates the logarithm, not the mean as `~exp` does (the
+    two agree on every other value)."""
     kk = erlang_k(k)
     mm = m / kk
     u = rng.random_f64
     s = -0.0
     for _ in range(kk):
-        s += -mm * _log(1.0 - u())
+        s += mm * -_log(1.0 - u())
     return s
 
 
