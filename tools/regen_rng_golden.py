@@ -25,7 +25,8 @@ What is recorded:
   NaN, subnormal), Poisson arrival times (arrival stream) and unordered trace choices
   (trace stream). Each case holds its program text.
 
-Floats are written as `float.hex` strings (exact, with the sign of zero; NaN as "nan").
+Floats are written as `float.hex` strings (exact, with the sign of zero; a NaN as "nan" or
+"-nan" by its sign bit, which pyserq's results carry deterministically).
 The test suite never imports this file (pytest collects only test_*.py).
 """
 import argparse
@@ -55,7 +56,11 @@ PROVENANCE = ("recorded from the reference build pyserq 0.1.2 (serQ 0.1.2, IR 10
 
 
 def hx(x):
-    return float(x).hex()
+    """float.hex, with the sign of a NaN kept ("-nan"; float.fromhex reads it back)."""
+    x = float(x)
+    if x != x:
+        return "-nan" if math.copysign(1.0, x) < 0 else "nan"
+    return x.hex()
 
 
 def digest_f64(values):
@@ -229,8 +234,10 @@ def ir_seed(program):
 
 
 def lit(x):
+    """Source text for the value x. The language has no NaN literal: `0/0` evaluates (at
+    run time, on x86) to the NaN with the sign bit set and `-(0/0)` to the positive one."""
     if x != x:
-        return "(0/0)"
+        return "(0/0)" if math.copysign(1.0, x) < 0 else "(-(0/0))"
     if x == math.inf:
         return "inf"
     if x == -math.inf:
@@ -261,7 +268,8 @@ def session_case(stmts, n, seed, stream="session"):
 
 def samplers():
     nan, inf = math.nan, math.inf
-    E = [0.0, -0.0, 1.0, -1.0, 2.5, nan, inf, -inf, 1e-320, 1e308, -3.7]
+    nnan = -math.nan                     # the NaN with the sign bit set (what `0/0` gives)
+    E = [0.0, -0.0, 1.0, -1.0, 2.5, nan, nnan, inf, -inf, 1e-320, 1e308, -3.7]
     cases = []
     seed = 100
     def add(stmts, n=12, stream="session"):
@@ -274,19 +282,20 @@ def samplers():
         add([("x", "det", [m])], n=3)
     for p in (0.3, 0.999, 0.5):
         add([("x", "bernoulli", [p])], n=40)
-    for a in (0.0, -0.0, 2.0, -1.0, nan, inf, -inf, 1e308):
-        for b in (0.0, -0.0, 5.0, -1.0, nan, inf, -inf, -1e308):
+    for a in (0.0, -0.0, 2.0, -1.0, nan, nnan, inf, -inf, 1e308):
+        for b in (0.0, -0.0, 5.0, -1.0, nan, nnan, inf, -inf, -1e308):
             add([("x", "uniform", [a, b])], n=6)
-    for m in (0.0, -0.0, 2.0, -1.0, nan, inf, 1e-320, 5e-324, 1e-310, 1.7976931348623157e308):
-        for c in (0.0, 0.5, 1.0, 1.0000001, 4.0, 100.0, 1e20, nan, inf, -2.0):
+    for m in (0.0, -0.0, 2.0, -1.0, nan, nnan, inf, 1e-320, 5e-324, 1e-310,
+              1.7976931348623157e308):
+        for c in (0.0, 0.5, 1.0, 1.0000001, 4.0, 100.0, 1e20, nan, nnan, inf, -2.0):
             add([("x", "h2", [m, c])], n=10)
     rnd = random.Random(7)
     for _ in range(25):
         m = rnd.choice([rnd.uniform(0, 10), 10 ** rnd.uniform(-300, 300)])
         c = rnd.choice([rnd.uniform(1, 20), 10 ** rnd.uniform(0, 30), 1 + rnd.random() * 1e-8])
         add([("x", "h2", [m, c])], n=20)
-    for k in (0.0, -0.0, 1.0, 2.7, 3.0, nan, -inf, -5.0, 0.999, 1.999, 7.5, 40.0):
-        for m in (0.0, -0.0, 6.0, -1.0, nan, inf, 1e-320):
+    for k in (0.0, -0.0, 1.0, 2.7, 3.0, nan, nnan, -inf, -5.0, 0.999, 1.999, 7.5, 40.0):
+        for m in (0.0, -0.0, 6.0, -1.0, nan, nnan, inf, -inf, 1e-320):
             add([("x", "erlang", [k, m])], n=6)
     # the probe p36 mix (several laws per session, draws interleaved in statement order)
     mix = [("a", "uniform", [2.0, 5.0]), ("b", "erlang", [3.0, 6.0]), ("c", "h2", [2.0, 4.0]),

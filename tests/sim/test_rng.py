@@ -31,11 +31,12 @@ def fx(h):
 
 
 def same_float(got, want_hex):
-    """Bit-exact comparison (sign of zero included; any NaN equals any NaN)."""
+    """Bit-exact comparison: the sign of a zero and the sign bit of a NaN included (the
+    NaNs here are all the default quiet NaN, with either sign)."""
     want = fx(want_hex)
-    if want != want:
-        return got != got
-    return got == want and math.copysign(1.0, got) == math.copysign(1.0, want)
+    if (want != want) != (got != got):
+        return False
+    return (got != got or got == want) and math.copysign(1.0, got) == math.copysign(1.0, want)
 
 
 def apply(r, op):
@@ -303,6 +304,16 @@ def test_edge_cases_present():
     case = next(c for c in dist_cases("erlang")
                 if len(c["draws"]) == 1 and c["draws"][0][2] == [(1.0).hex(), (-0.0).hex()])
     assert all(v == (-0.0).hex() for v in case["observed"]["x"])
+    # a NaN argument of either sign (its sign bit shows in the result: `~exp` flips it,
+    # `~erlang` keeps it)
+    for dist in ("exp", "erlang", "h2", "uniform", "det"):
+        argsets = [c["draws"][0][2] for c in dist_cases(dist) if len(c["draws"]) == 1]
+        assert any("nan" in a for a in argsets) and any("-nan" in a for a in argsets), dist
+    case = next(c for c in dist_cases("erlang")
+                if len(c["draws"]) == 1 and c["draws"][0][2] == [(2.7).hex(), "-nan"])
+    assert set(case["observed"]["x"]) == {"-nan"}
+    case = next(c for c in dist_cases("exp") if c["draws"][0][2] == ["-nan"])
+    assert set(case["observed"]["x"]) == {"nan"}
     h2 = [tuple(fx(a) for a in c["draws"][0][2]) for c in dist_cases("h2") if len(c["draws"]) == 1]
     assert any(c != c for _, c in h2) and any(c < 1 for _, c in h2) and any(m == 5e-324 for m, _ in h2)
 
