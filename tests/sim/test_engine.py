@@ -154,3 +154,21 @@ def test_index_out_of_range_is_the_reference_error():
 def test_run_rejects_a_non_program():
     with pytest.raises(TypeError):
         serq.run("stage s : delay;")
+
+
+def test_public_api_mirrors_pyserq():
+    """The names a pyserq user reaches for are all there (switching is a change of import)."""
+    for name in ("compile", "run", "Program", "Report", "Observe", "Gauge", "Pool", "Stage",
+                 "Rng", "read_trace", "IR_VERSION", "REPORT_VERSION"):
+        assert hasattr(serq, name), name
+    r = run("""
+        stage svc : fifo(1);
+        workload { arrive batch(2); session { request; } }
+        server { run svc (1); observe done = now; }
+        run { horizon 10; }
+    """)
+    assert isinstance(r, serq.Report)
+    assert isinstance(r.observe("done"), serq.Observe)
+    assert isinstance(r.stages[0], serq.Stage)
+    assert r.observe("missing") is None and r.stage("missing") is None
+    assert r.observe("done").sessions == [0, 1] and r.observe("done").turns == [0, 0]
