@@ -92,6 +92,9 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         self.init_steps()
         self.settle_stages = [s for s in self.stages if s.settles]
         self.init_sessions()
+        self.record = make_record(self)
+        if not self.pools and not self.settle_stages and not self.shared_stage_set():
+            self.settle = self.settle_plain
 
     # -- errors ---------------------------------------------------------------------------
     def fail(self, message, session=None, what=None):
@@ -160,34 +163,49 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         heap = self.heap
         horizon = p.horizon
         limit = self.limit
+        limited = limit is not None
         gauges = bool(self.gauge_fns)
         handlers = (self.on_warmup, self.on_arrive, self.on_finish, self.on_iter_end,
                     self.on_lease_end)
+        # bound methods looked up once: the loop runs once per event
+        finishers = [getattr(st, "finish", None) for st in self.stages]
+        on_arrive = self.on_arrive
+        settle = self.settle
         pop = heapq.heappop
         same_instant = 0
+        now = self.now
+        events = self.events
         while heap:
-            if limit is not None and self.arrivals >= limit and self.live == 0:
+            if limited and self.arrivals >= limit and self.live == 0:
                 break
-            ev = heap[0]
+            ev = pop(heap)
             t = ev[0]
             if t > horizon:
+                heapq.heappush(heap, ev)  # the same heap (a heap push of its minimum)
                 break
-            if t > self.now:
+            if t > now:
                 if gauges:
                     self.read_gauges()
                 same_instant = 0
             else:
                 same_instant += 1
                 if same_instant > INSTANT_EVENT_LIMIT:
-                    self.fail(f"run: the clock cannot move past {show(self.now)}: "
+                    self.events = events
+                    self.fail(f"run: the clock cannot move past {show(now)}: "
                               f"{INSTANT_EVENT_LIMIT} events happened at that instant (a "
                               f"loop of events that takes no time, such as a step stage of "
                               f"cost 0 whose hold preempts itself)")
-            pop(heap)
-            self.now = t
-            self.events += 1
-            handlers[ev[2]](ev[3], ev[4], ev[5])
-            self.settle()
+            self.now = now = t
+            events += 1
+            self.events = events
+            kind = ev[2]
+            if kind == EV_FINISH:
+                finishers[ev[3]](ev[4], ev[5])
+            elif kind == EV_ARRIVE:
+                on_arrive(None, None, None)
+            else:
+                handlers[kind](ev[3], ev[4], ev[5])
+            settle()
         if gauges:
             self.read_gauges()
         if limit is None:
@@ -255,12 +273,25 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
             self.recompute_flows()
         self.record()
 
+    def settle_plain(self):
+        """``settle`` of a program without pools, settling stages or flows: only the ready
+        queue and the statistics."""
+        ready = self.ready
+        if ready:
+            execute = self.execute
+            while ready:
+                s = ready.popleft()
+                if s.status == 0:
+                    execute(s)
+        self.record()
+
     def admit_all(self):
         for pl in self.pools:
             pl.retry_growers()
             pl.try_admit()
 
-    def record(self):
+    def record_all(self):
+        """The time averages at the end of a settle (what ``make_record`` generates)."""
         now = self.now
         self.live_avg.set(now, self.live)
         for st in self.stages:
@@ -282,6 +313,45 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
             elif not values or not same_value(values[-1], v):
                 times.append(now)
                 values.append(v)
+
+
+def make_record(sim):
+    """A generated ``record()``: ``Sim.record_all`` with every ``TimeAvg.set`` of the common
+    stage and pool kinds written inline (same operations, in the same order, at every
+    settle), so a settle costs one call instead of one per statistic."""
+    from serq.sim.pools import PoolState
+    from serq.sim.stages import Stage
+    ns = {"S": sim}
+    lines = ["def record():", "    now = S.now"]
+
+    def put(avg, value):
+        name = f"T{len(ns)}"
+        ns[name] = avg
+        lines.append(f"    t = {name}; t.integral += t.value * (now - t.last); "
+                     f"t.value = {value}; t.last = now")
+
+    put(sim.live_avg, "S.live")
+    for i, st in enumerate(sim.stages):
+        if type(st).record is Stage.record:
+            ns[f"J{i}"] = st.jobs  # never replaced
+            lines.append(f"    n = len(J{i})")
+            put(st.num_avg, "n")
+            put(st.busy_avg, "1 if n else 0")
+        else:
+            ns[f"ST{i}"] = st
+            lines.append(f"    ST{i}.record(now)")
+    for i, pl in enumerate(sim.pools):
+        if type(pl).record is PoolState.record:
+            ns[f"P{i}"] = pl
+            put(pl.used_avg, f"P{i}.used")
+            put(pl.cached_avg, f"P{i}.cached")
+            put(pl.queue_avg, f"len(P{i}.queue)")
+            put(pl.holders_avg, f"len(P{i}.holders)")
+        else:
+            ns[f"P{i}"] = pl
+            lines.append(f"    P{i}.record(now)")
+    exec(compile("\n".join(lines) + "\n", "<serq record>", "exec"), ns)
+    return ns["record"]
 
 
 def same_value(x, y):
