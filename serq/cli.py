@@ -268,8 +268,8 @@ def cmd_run(args) -> int:
         total = sum(n for _, n in stuck)
         where = (f"pool {stuck[0][0]}" if len(stuck) == 1 else
                  "pools " + ", ".join(f"{name} ({n})" for name, n in stuck))
-        _err(f"{PROG}: {_plural(total, 'session')} stuck in {where} (preempted again without "
-             f"progress: a livelock)\n")
+        _err(f"{PROG}: {_plural(total, 'session')} stuck in {where} (preempted again before "
+             f"making any progress: a possible livelock)\n")
         return EXIT_INPUT
     return EXIT_OK
 

@@ -2,9 +2,10 @@
 
 A few tests run `python -m serq` in a child process (determinism across processes, exit
 status and stderr of a real process, SERQ_DEBUG); the others call `serq.cli.main` in this
-process, which is much faster. Horizons are short (a few thousand events). Golden report texts come from the conformance corpus (`../shared/conformance/run`,
-written by the reference build pyserq 0.1.2 with `regen.py`); everything else is checked
-against the library's own answer or by hand.
+process, which is much faster. Horizons are short (a few thousand events). Golden report
+texts come from the conformance corpus (`../shared/conformance/run`, written by the reference
+build pyserq 0.1.2 with `regen.py`); everything else is checked against the library's own
+answer or by hand.
 """
 import csv
 import json
@@ -392,7 +393,8 @@ def test_a_stuck_session_exits_1_after_the_report(monkeypatch, capsys):
     assert serq_cli.main(["run", MM1, "--json"]) == 1
     out, err = capsys.readouterr()
     assert out == '{"fake":true}\n'  # the report is printed all the same
-    assert err == "serq: 2 sessions stuck in pool kv[1] (preempted again without progress: a livelock)\n"
+    assert err == ("serq: 2 sessions stuck in pool kv[1] (preempted again before making any "
+                   "progress: a possible livelock)\n")
     assert len(err.splitlines()) == 1
 
 
@@ -401,7 +403,8 @@ def test_stuck_sessions_in_several_pools(monkeypatch, capsys):
         [pool_row("a", None, 1), pool_row("kv", 0, 0), pool_row("kv", 3, 2)]))
     assert serq_cli.main(["run", MM1, "--json"]) == 1
     assert capsys.readouterr().err == ("serq: 3 sessions stuck in pools a (1), kv[3] (2) "
-                                       "(preempted again without progress: a livelock)\n")
+                                       "(preempted again before making any progress: a "
+                                       "possible livelock)\n")
 
 
 def test_no_stuck_session_exits_0(monkeypatch, capsys):
@@ -416,8 +419,8 @@ def test_stuck_probe_from_the_corpus(serq_main):
             *corpus_options("p04_stuck_selfpreempt"), "--json")
     assert p.returncode == 1
     assert p.stdout == expected_text(corpus("p04_stuck_selfpreempt", ".report.json")) + "\n"
-    assert p.stderr == ("serq: 1 session stuck in pool kv (preempted again without progress: "
-                        "a livelock)\n")
+    assert p.stderr == ("serq: 1 session stuck in pool kv (preempted again before making any "
+                        "progress: a possible livelock)\n")
 
 
 def test_interrupt_exits_130_with_one_line(monkeypatch, capsys):
