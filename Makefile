@@ -25,7 +25,11 @@ test-slow: $(VENV)/.installed-test
 conformance: $(VENV)/.installed
 	$(BIN)/python $(SHARED)/conformance/check.py --family compile,errors,load
 
+# run speed (events/s on M/M/1) and compile time (300-line program; exit 1 when it misses its
+# target); both compare with the reference when SERQ_REF_PYTHON names a python with pyserq
+# (the run benchmark also finds /tmp/refvenv/bin/python by itself)
 bench: $(VENV)/.installed
+	$(BIN)/python benchmarks/bench_run.py
 	$(BIN)/python benchmarks/bench_compile.py
 
 $(BIN)/python:
