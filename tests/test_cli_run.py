@@ -82,9 +82,9 @@ def corpus(name, ext):
 
 
 def corpus_options(name):
-    """A corpus case's `args.json` (horizon, warm-up, seed only) as command-line options."""
+    """A corpus case's `args.json` (run settings only) as command-line options."""
     args = json.loads(corpus(name, ".args.json").read_text(encoding="utf-8"))
-    assert set(args) <= {"horizon", "warmup", "seed"}, args
+    assert set(args) <= {"horizon", "warmup", "seed", "arrivals"}, args
     out = []
     for key, value in args.items():
         out += [f"--{key}", repr(value)]
@@ -288,6 +288,17 @@ def test_run_time_error_is_the_reference_message():
     # the place: session 1 (the second of the batch, serials from 0) reaches the branch at
     # time 2, after session 0's unit of service and its own (fifo(1), service 1)
     assert lines[1:] == ["note: at time 2, session 1, in `branch (serial / 2)`"]
+
+
+@pytest.mark.parametrize("name", ["c31_err_branch_guard", "c32_err_load_exceeds",
+                                  "c33_err_arrivals_short", "p16_bad_index"])
+def test_every_run_time_error_of_the_corpus(serq_main, name):
+    # golden: NAME.err, the reference's message for the run of this case
+    p = serq_main("run", str(corpus(name, ".sq")), *corpus_options(name), "--json")
+    assert (p.returncode, p.stdout) == (1, "")
+    lines = p.stderr.splitlines()
+    assert lines[0] == expected_text(corpus(name, ".err"))
+    assert len(lines) <= 2 and all(line.startswith("note: at time ") for line in lines[1:])
 
 
 def test_run_time_error_with_serq_debug_shows_the_traceback():
