@@ -240,11 +240,15 @@ class ExprCompiler:
             raise ValueError(f"`~{e.dist.lower()}` takes {need} argument"
                              f"{'s' if need > 1 else ''}, the program gives {len(args)}")
         U = f"U_{stream}"
+        # exp and uniform are written inline (no sampler call): the same operations in the
+        # same order; uniform only when its low end, read twice, has no draws or calls
         if e.dist == "Exp":
-            return f"_dexp({U}, {args[0]})"
+            return f"(-{args[0]} * _log(1.0 - {U}()))"
         if e.dist == "Det":
             return args[0]
         if e.dist == "Uniform":
+            if pure(e.args[0]):
+                return f"({args[0]} + ({args[1]} - {args[0]}) * {U}())"
             return f"_duni({U}, {args[0]}, {args[1]})"
         if e.dist == "Bernoulli":
             return f"_dber({U}, {args[0]})"
@@ -290,6 +294,18 @@ class ExprCompiler:
         if fun == "Price":
             return f"S.fn_price({st(0, 'stage')}, {ex(1)}, {ex(2)})"
         return f"S.fn_{FUN_NAME[fun]}({st(0, 'pool')})"
+
+
+def pure(e):
+    """Whether evaluating ``e`` twice is the same as once: no draws, no function calls."""
+    t = type(e)
+    if t is T.Num or t is T.Attr or t is T.Ctx:
+        return True
+    if t is T.Unary:
+        return pure(e.operand)
+    if t is T.Binary:
+        return pure(e.left) and pure(e.right)
+    return False
 
 
 ERLANG_LIMIT = 10_000_000

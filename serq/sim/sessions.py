@@ -84,9 +84,62 @@ class SessionOps:
         if ops is None:
             ops = []
             self.block_cache[key] = ops  # filled in place: blocks may nest (never cyclic)
-            for st in self.p.blocks[idx]:
-                ops.append(self.compile_stmt(st, stream, workload))
+            stmts = self.p.blocks[idx]
+            compiled = [self.compile_stmt(st, stream, workload) for st in stmts]
+            ops[:] = compiled if workload else self.fuse(stmts, compiled, stream)
         return ops
+
+    # -- fusing straight-line statements ----------------------------------------------------
+    def fuse(self, stmts, ops, stream):
+        """Each run of ``set``/``observe`` statements, with the statement after it, becomes one
+        generated op: the executor then steps once per run instead of once per statement.
+
+        Exact because those statements never block, end, or touch the frame stack: the fused
+        op does what the ops did one after the other (the same expressions in the same
+        order), and the statement after the run keeps its own op, called last."""
+        out = []
+        run = []
+        for st, op in zip(stmts, ops):
+            if type(st) is T.Set or type(st) is T.Observe:
+                run.append(st)
+            elif run:
+                out.append(self.fused_op(run, st, op, stream))
+                run = []
+            else:
+                out.append(op)
+        if run:
+            out.append(self.fused_op(run, None, None, stream))
+        return out
+
+    def fused_op(self, run, last, last_op, stream):
+        ns = self.ns
+        n = self.fused_count = getattr(self, "fused_count", 0) + 1
+        name = f"_f{n}"
+        gen = self.ex.gen
+        lines = [f"def {name}(s):", "    a = s.attrs"]
+        for k, st in enumerate(run):
+            if type(st) is T.Set:
+                lines.append(f"    a[{st.slot}] = {gen(st.expr, stream, 0)}")
+                continue
+            samples, times, sessions, turns = self.obs[st.index]
+            p = f"{name}_{k}"
+            ns[p + "s"] = samples.append
+            ns[p + "t"] = times.append
+            ns[p + "n"] = sessions.append
+            ns[p + "u"] = turns.append
+            lines += [f"    v = {gen(st.expr, stream, 0)}",
+                      "    if S.warm:",  # record_observe, inline
+                      f"        {p}s(v); {p}t(S.now); {p}n(s.serial)",
+                      f"        x = a[{self.p.slot_turn}]",
+                      f"        {p}u(int(x) if x > 0 and x < 4294967295.0 else "
+                      f"(0 if not x > 0 else 4294967295))"]
+        if type(last) is T.End:
+            lines += ["    S.end_session(s)", "    return True"]
+        elif last is not None:
+            ns[name + "_last"] = last_op
+            lines.append(f"    return {name}_last(s)")
+        exec(compile("\n".join(lines) + "\n", f"<serq block {n}>", "exec"), ns)
+        return ns[name]
 
     # -- spawning (§5.1) --------------------------------------------------------------------
     def spawn(self, init=None):
