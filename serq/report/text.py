@@ -15,6 +15,14 @@ __all__ = ["format_text", "fmt_number"]
 DASH = "—"
 
 
+def _counter(x):
+    """A counter (units may be fractional without blocks): whole numbers without ``.0``."""
+    if isinstance(x, float) and x == x and x not in (float("inf"), float("-inf")) \
+            and x == int(x):
+        return str(int(x))
+    return x if isinstance(x, int) else fmt_number(x)
+
+
 def fmt_number(x, sig=4) -> str:
     """A number for a person: integers exactly, floats to ``sig`` significant digits
     (trailing zeros dropped), exponent form only for very large or small magnitudes, ``—``
@@ -149,7 +157,7 @@ def format_text(report, program_name=None) -> str:
         zero = [h for f, h in counters if (f, h) not in shown]
         rows = [[_label(p), fmt_number(p.mean_used), fmt_number(p.mean_cached),
                  fmt_number(p.mean_queue), fmt_number(p.mean_holders), fmt_number(p.mean_wait)]
-                + [getattr(p, f) for f, _ in shown] for p in r.pools]
+                + [_counter(getattr(p, f)) for f, _ in shown] for p in r.pools]
         out.append("")
         out += _table("pools (means over the measured span; counters over the whole run)",
                       ["pool", "used", "cached", "queue", "holders", "wait"]
