@@ -247,6 +247,7 @@ class PoolState:
 class PoolOps:
     def init_pools(self):
         self.alive = {}
+        self.n_preemptions = 0  # the sum of every pool's ``preemptions``
         for st in self.p.stages:
             k = st.kind
             if type(k) is T.Step and k.memory is not None:
@@ -599,6 +600,7 @@ class PoolOps:
                 break
         req = self.make_request(v, hi.tmpl)
         pl.preemptions += 1
+        self.n_preemptions += 1
         self.enqueue(v, req, front=True)
 
     def detach(self, s):

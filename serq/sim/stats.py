@@ -168,6 +168,31 @@ class LogHist:
         if x > b[2]:
             b[2] = x
 
+    def extend(self, xs):
+        """``add`` each of ``xs`` in order; the bucket of a value equal to the previous one
+        is not looked up again (an iteration's tokens mostly share one latency)."""
+        buckets = self._buckets
+        log = math.log
+        px = None
+        b = None
+        for x in xs:
+            if x > 0:
+                self.count += 1
+                self.sum += x
+                if x != px:
+                    k = math.floor(log(x) / LOG_STEP)
+                    b = buckets.get(k)
+                    if b is None:
+                        b = buckets[k] = [0, x, x]
+                    px = x
+                b[0] += 1
+                if x < b[1]:
+                    b[1] = x
+                if x > b[2]:
+                    b[2] = x
+            else:
+                self.add(x)
+
     @property
     def mean(self):
         return self.sum / self.count if self.count else NAN

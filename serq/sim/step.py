@@ -35,6 +35,8 @@ class StepStage(Stage):
         keys = k.serve.keys if type(k.serve) is T.ServeBy else ()
         self.serve_keys = [ex.function(e) for e in keys] or None
         self.residents = []
+        self.rver = 0  # bumped at every insertion into or removal from ``residents``
+        self.mark = 0  # the mark of the iteration being planned (``Job.mark``: served)
         self.running = None  # (epoch, [[job, tokens], ...]) of the running iteration
         self.epoch = 0
         self.iterations = 0
@@ -84,10 +86,15 @@ class StepStage(Stage):
                 pos = k
                 break
         res.insert(pos, j)
+        self.rver += 1
+        j.mark = 0
+        j.kv = None
+        j.gent = None
 
     def remove_job(self, j):
         del self.jobs[j.id]
         self.residents.remove(j)
+        self.rver += 1
         if self.running is not None:
             assign = self.running[1]
             for k, a in enumerate(assign):
@@ -110,15 +117,26 @@ class StepStage(Stage):
     # -- planning (§8.2) ------------------------------------------------------------------------
     def held(self, owner):
         """Units the owner holds in the memory pool, over all its holds."""
-        if owner is None or self.memory is None:
-            return 0.0
-        m = self.memory
         total = 0.0
-        for h in owner.holds:
-            for e in h.entries:
-                if e.pool == m:
-                    total += e.alloc
+        for e in self.kv_entries(owner):
+            total += e.alloc
         return total
+
+    def kv_entries(self, owner):
+        """The owner's entries in the memory pool, over all its holds, in the order ``held``
+        sums them. A resident job keeps this list (``Job.kv``): its owner's holds cannot
+        change while the job is resident (ending or preempting it removes the job first);
+        only the allocations do, and they are read anew at each sum."""
+        if owner is None or self.memory is None:
+            return ()
+        m = self.memory
+        return [e for h in owner.holds for e in h.entries if e.pool == m]
+
+    def job_kv(self, j):
+        kv = j.kv
+        if kv is None:
+            kv = j.kv = self.kv_entries(j.owner)
+        return kv
 
     def totals(self):
         """Set the pre-iteration context: residents, decoders, kv_decode, kv_prefill."""
@@ -128,11 +146,17 @@ class StepStage(Stage):
         kvb = 0.0
         kvp = 0.0
         for j in res:
+            kv = j.kv
+            if kv is None:
+                kv = self.job_kv(j)
+            h = 0.0
+            for e in kv:
+                h += e.alloc
             if j.decode:
                 dec += 1
-                kvb += self.held(j.owner)
+                kvb += h
             else:
-                kvp += self.held(j.owner)
+                kvp += h
         sim.cx_nres = float(len(res))
         sim.cx_ndec = float(dec)
         sim.cx_kvb = kvb
@@ -196,13 +220,15 @@ class StepStage(Stage):
             self.start_iteration()
 
     def start_iteration(self):
+        if self.serve_keys is None and not self.exclusive:
+            return self.start_iteration_fcfs()
         sim = self.sim
         totals, budget, chunk = self.plan()
         left = budget
         assign = []
         served = set()
         exclusive = self.exclusive
-        resident_prefill = any(not j.decode for j in self.residents)
+        resident_prefill = exclusive and any(not j.decode for j in self.residents)
         pre0 = sim.total_preemptions()
         attn = 0.0
         while True:
@@ -265,6 +291,12 @@ class StepStage(Stage):
         preempted = sim.total_preemptions() > pre0
         if not assign and not preempted:
             return
+        self.launch(assign, attn)
+
+    def launch(self, assign, attn):
+        """Check the final assignment, evaluate the cost and schedule the iteration's end."""
+        sim = self.sim
+        jobs = self.jobs
         for j, tokens in assign:
             if j.id not in jobs:
                 o = j.owner
@@ -281,12 +313,18 @@ class StepStage(Stage):
         kvp = 0.0
         for j, tokens in assign:
             ntok += tokens
+            kv = j.kv
+            if kv is None:
+                kv = self.job_kv(j)
+            h = 0.0
+            for e in kv:
+                h += e.alloc
             if j.decode:
                 dec += 1
-                kvb += self.held(j.owner)
+                kvb += h
             else:
                 npre += tokens
-                kvp += self.held(j.owner)
+                kvp += h
         sim.cx_ntok = ntok
         sim.cx_ndec = float(dec)
         sim.cx_npre = npre
@@ -319,6 +357,81 @@ class StepStage(Stage):
             self.step_cost.add(cost)
         heapq.heappush(sim.heap, (now + cost, sim.seq, EV_ITER, self.index, self.epoch, None))
         sim.seq += 1
+
+    def start_iteration_fcfs(self):
+        """``start_iteration`` without serve keys or exclusive prefill: the serving order is
+        the residents list itself, so the next job to serve is found by a cursor that only
+        moves forward (all residents before it are served), rewound only when the list
+        changed (``rver``) — one pass over the batch instead of one per job served."""
+        sim = self.sim
+        totals, budget, chunk = self.plan()
+        left = budget
+        assign = []
+        self.mark += 1
+        mark = self.mark
+        pre0 = sim.n_preemptions
+        attn = 0.0
+        res = self.residents
+        k = 0
+        ver = self.rver
+        while True:
+            if self.rver != ver:
+                k = 0
+                ver = self.rver
+            n = len(res)
+            while k < n and res[k].mark == mark:
+                k += 1
+            if k == n:
+                if left > 0 and not sim.n_preemptions > pre0 and self.admit_bound(left):
+                    continue
+                break
+            j = res[k]
+            k += 1
+            j.mark = mark
+            w = j.work
+            if j.decode:
+                want = 1.0 if w >= 1.0 else w
+            elif chunk > 0:
+                want = chunk if chunk < w else w
+            else:
+                want = w
+            tokens = want if want <= left else left
+            if not tokens > 0:
+                continue
+            o = j.owner
+            g = j.growing
+            if g is not None and o is not None:
+                if o.status == GROWING:
+                    continue
+                ge = j.gent
+                if ge is None:
+                    ge = j.gent = self.growing_entry(o, g)
+                h, e = ge
+                need = e.pos + tokens - e.alloc
+                if need > EPS and not sim.grow(o, g, need, j):
+                    continue
+                if not j.decode:
+                    attn += tokens * (e.pos + tokens / 2.0)
+                e.pos += tokens
+                h.grown = True
+            elif not j.decode:
+                attn += tokens * tokens / 2.0
+            assign.append([j, tokens])
+            left -= tokens
+            if left <= 0:
+                break
+        if not assign and not sim.n_preemptions > pre0:
+            return
+        self.launch(assign, attn)
+
+    def growing_entry(self, o, g):
+        """The hold and entry a ``growing`` job advances (fixed while the job is resident)."""
+        sim = self.sim
+        h = sim.innermost(o, g)
+        if h is None:
+            name = sim.p.pools[g].name
+            sim.fail(f"`growing {name}` outside a hold of it", o, f"growing {name}")
+        return h, h.entry(g)
 
     def admit_bound(self, left):
         """Admit one waiting hold of an ``admit via`` pool inside the iteration (§8.8)."""
@@ -353,23 +466,39 @@ class StepStage(Stage):
         self.step_stats(now, 0, 0.0)
         jobs = self.jobs
         done = []
-        tokens_out = []
+        # Each job's work, then its token (inline ``token``): a token reads nothing another
+        # job's work update writes, so one pass does both in the reference's order.
+        warm = sim.warm
+        slot_turn = sim.p.slot_turn
+        itl = []
         for j, tokens in run[1]:
             if j.id not in jobs:
                 continue
             j.work -= tokens
             fin = j.work <= EPS
-            if j.decode or fin:
-                tokens_out.append(j)
             if fin:
                 done.append(j)
-        for j in tokens_out:
-            if j.owner is not None:
-                self.token(j.owner, j.decode)
-        for j in done:
-            del jobs[j.id]
-            self.residents.remove(j)
-            self.job_done(j)
+            decode = j.decode
+            s = j.owner
+            if (decode or fin) and s is not None:
+                turn = s.attrs[slot_turn]
+                last = s.last_token
+                if last is not None and last[0] != turn:
+                    last = None
+                decoded = last[3] if last is not None else False
+                if last is not None and (decode or decoded or (last[4] and last[2] is self)) \
+                        and warm:
+                    itl.append(now - last[1])
+                s.last_token = [turn, now, self, decoded or decode, False]
+        if itl:
+            self.itl.extend(itl)
+        if done:
+            res = self.residents
+            for j in done:
+                del jobs[j.id]
+                res.remove(j)
+                self.rver += 1
+                self.job_done(j)
 
     def token(self, s, decode):
         """Inter-token latency (§8.7)."""
@@ -400,10 +529,7 @@ class StepOps:
                     st.via_pools.append(pl)
 
     def total_preemptions(self):
-        total = 0
-        for pl in self.pools:
-            total += pl.preemptions
-        return total
+        return self.n_preemptions
 
     def fn_budget_left(self, i):
         st = self.stages[i]
