@@ -116,6 +116,9 @@ class PoolState:
         self.cached = 0.0
         self.holders = []
         self.entries = {}
+        # Whether ``entries`` is in (last, seq) order, so that its first entry is the least
+        # recently released one (``evict lru`` without a scan). Kept by ``add_entry``.
+        self.lru_sorted = True
         self.queue = deque()
         self.growers = deque()
         self.lifo = decl.preempt == "Lifo"
@@ -167,6 +170,15 @@ class PoolState:
                     admissions=self.admissions, evicted_entries=self.evicted_entries,
                     evicted_units=self.evicted_units, preemptions=self.preemptions,
                     spills=self.spills, rejected=self.rejected, stuck=self.stuck)
+
+    def add_entry(self, ent):
+        """Insert a new cache entry (at the end of ``entries``), keeping ``lru_sorted``."""
+        entries = self.entries
+        if self.lru_sorted and entries:
+            tail = next(reversed(entries.values()))
+            if (tail.last, tail.seq) > (ent.last, ent.seq):
+                self.lru_sorted = False
+        entries[ent.key] = ent
 
     # -- blocks -------------------------------------------------------------------------------
     def up(self, x):
@@ -373,7 +385,7 @@ class PoolOps:
                             excess = own - r
                             dk = self.next_dead
                             self.next_dead += 1
-                            pl.entries[dk] = Entry(dk, excess, ent.last, ent.seq, list(a))
+                            pl.add_entry(Entry(dk, excess, ent.last, ent.seq, list(a)))
                             pl.cached += excess
                             own = r
             self.make_room(pl, alloc)
@@ -414,8 +426,8 @@ class PoolOps:
                 old = pl.entries.pop(s.serial, None)
                 if old is not None:
                     pl.cached -= old.size
-                pl.entries[s.serial] = Entry(s.serial, keep, self.now, self.next_release,
-                                             list(s.attrs))
+                pl.add_entry(Entry(s.serial, keep, self.now, self.next_release,
+                                   list(s.attrs)))
                 self.next_release += 1
                 pl.cached += keep
 
@@ -659,7 +671,10 @@ class PoolOps:
         keys = pl.evict_keys
         while pl.used + pl.cached + need > cap and pl.entries:
             if keys is None:
-                ent = min(pl.entries.values(), key=lambda e: (e.last, e.seq))
+                if pl.lru_sorted:
+                    ent = next(iter(pl.entries.values()))
+                else:
+                    ent = min(pl.entries.values(), key=lambda e: (e.last, e.seq))
             else:
                 best = None
                 ent = None
@@ -695,8 +710,10 @@ class PoolOps:
         te = tier.entries.get(ent.key)
         snap = list(a) if a is not None else None
         if te is None:
-            tier.entries[ent.key] = Entry(ent.key, piece, self.now, self.next_release, snap)
+            tier.add_entry(Entry(ent.key, piece, self.now, self.next_release, snap))
         else:
+            if tier.lru_sorted and next(reversed(tier.entries.values())) is not te:
+                tier.lru_sorted = False  # te moves to the end of the order, not of the dict
             te.size += piece
             te.last = self.now
             te.seq = self.next_release
