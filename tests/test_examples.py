@@ -252,3 +252,13 @@ def test_pd_disagg_moves_the_kv_and_frees_the_prefill_side():
     assert obs(rep, "transfer")["mean"] < obs(rep, "ttft")["mean"]
     assert obs(rep, "ttft")["mean"] + obs(rep, "transfer")["mean"] < obs(rep, "latency")["mean"]
     assert kvd["admissions"] >= stage(rep, "decoder")["completed"]
+
+
+# ---- docs/examples.md ------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", NAMES)
+def test_example_is_described_in_the_docs(name):
+    doc = (ROOT / "docs" / "examples.md").read_text(encoding="utf-8")
+    assert f"\n## {name}.sq — " in doc, f"docs/examples.md needs a section for examples/{name}.sq"
+    assert f"$ serq run examples/{name}.sq\n" in doc or f"serq run examples/{name}.sq\n" in doc
+    assert f"(../examples/{name}.sq)" in doc, "... and a link to it in the table"
