@@ -12,7 +12,7 @@ SHARED ?= ../shared
 
 run: $(VENV)/.installed
 	$(BIN)/serq check examples/flagship.sq
-	$(BIN)/serq ir examples/flagship.sq
+	$(BIN)/serq run examples/flagship.sq
 
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q
