@@ -93,6 +93,10 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         self.settle_stages = [s for s in self.stages if s.settles]
         self.init_sessions()
         self.record = make_record(self)
+        # whether any expression but a step stage's cost reads the pre-iteration totals
+        # (residents, decodes, kv_decode, kv_prefill): if none does, an iteration's plan
+        # need not compute them (its cost sets them anew before it reads them)
+        self.totals_read = bool(self.ex.ctx_used & {"Nres", "Ndec", "Kvb", "Kvp"})
         if not self.pools and not self.settle_stages and not self.shared_stage_set():
             self.settle = self.settle_plain
 

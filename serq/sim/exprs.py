@@ -163,15 +163,25 @@ class ExprCompiler:
         self.ns = ns
         self.count = 0
         self.cache = {}
+        # the context variables read by the code generated so far (see ``function``)
+        self.ctx_used = set()
+        self.cache_ctx = {}
 
-    def function(self, e, stream="session"):
-        """A function ``f(a)`` evaluating ``e``; draws come from ``stream``."""
+    def function(self, e, stream="session", track=True):
+        """A function ``f(a)`` evaluating ``e``; draws come from ``stream``. Unless ``track``
+        is false, the context variables ``e`` reads are added to ``ctx_used``."""
         key = (e, stream)
         f = self.cache.get(key)
+        outer = self.ctx_used
         if f is None:
+            self.ctx_used = set()
             src = self.gen(e, stream, 0)
             f = self._make(src)
             self.cache[key] = f
+            self.cache_ctx[key] = self.ctx_used
+            self.ctx_used = outer
+        if track:
+            outer |= self.cache_ctx[key]
         return f
 
     def _make(self, src):
@@ -201,6 +211,7 @@ class ExprCompiler:
         if t is T.Attr:
             return f"a[{e.slot}]"
         if t is T.Ctx:
+            self.ctx_used.add(e.var)
             return CTX_FIELD[e.var]
         if t is T.Unary:
             x = self.gen(e.operand, stream, d)

@@ -29,7 +29,7 @@ class StepStage(Stage):
         ex = sim.ex
         self.budget_fn = ex.function(k.budget)
         self.chunk_fn = ex.function(k.chunk)
-        self.cost_fn = ex.function(k.cost)
+        self.cost_fn = ex.function(k.cost, track=False)  # see Sim.totals_read
         self.memory = k.memory
         self.exclusive = type(k.serve) is T.ServeExclusivePrefill
         keys = k.serve.keys if type(k.serve) is T.ServeBy else ()
@@ -167,10 +167,11 @@ class StepStage(Stage):
         sim = self.sim
         sim.cx_nres, sim.cx_ndec, sim.cx_kvb, sim.cx_kvp = t
 
-    def plan(self):
-        """Budget and chunk, evaluated with the pre-iteration totals."""
+    def plan(self, totals=True):
+        """Budget and chunk, evaluated with the pre-iteration totals (not computed when
+        ``totals`` is false and no expression reads them: ``Sim.totals_read``)."""
         sim = self.sim
-        t = self.totals()
+        t = self.totals() if totals or sim.totals_read else None
         sim.cur = None
         budget = self.budget_fn(None)
         chunk = self.chunk_fn(None)
@@ -291,10 +292,11 @@ class StepStage(Stage):
         preempted = sim.total_preemptions() > pre0
         if not assign and not preempted:
             return
-        self.launch(assign, attn)
+        self.launch(assign, attn, self.assignment_totals(assign))
 
-    def launch(self, assign, attn):
-        """Check the final assignment, evaluate the cost and schedule the iteration's end."""
+    def assignment_totals(self, assign):
+        """``tokens, decodes, prefill tokens, kv_decode, kv_prefill`` of the final assignment;
+        fails if a growth preempted a job that was given tokens."""
         sim = self.sim
         jobs = self.jobs
         for j, tokens in assign:
@@ -305,7 +307,6 @@ class StepStage(Stage):
                          f"{o.serial if o is not None else '?'}, which had already been "
                          f"given tokens in the same iteration (the reference panics here)",
                          o, "step iteration")
-        # the cost, from the final assignment
         ntok = 0.0
         dec = 0
         npre = 0.0
@@ -325,6 +326,12 @@ class StepStage(Stage):
             else:
                 npre += tokens
                 kvp += h
+        return ntok, dec, npre, kvb, kvp
+
+    def launch(self, assign, attn, sums):
+        """Evaluate the iteration's cost and schedule its end."""
+        sim = self.sim
+        ntok, dec, npre, kvb, kvp = sums
         sim.cx_ntok = ntok
         sim.cx_ndec = float(dec)
         sim.cx_npre = npre
@@ -360,11 +367,12 @@ class StepStage(Stage):
 
     def start_iteration_fcfs(self):
         """``start_iteration`` without serve keys or exclusive prefill: the serving order is
-        the residents list itself, so the next job to serve is found by a cursor that only
-        moves forward (all residents before it are served), rewound only when the list
-        changed (``rver``) — one pass over the batch instead of one per job served."""
+        the residents list itself, so one pass over it serves the batch, marking each job
+        served (``Job.mark``); when a growth changed the list (``rver``: a preemption, a
+        spill job) the pass starts again, skipping the marked jobs, as the general loop
+        would (it rescans the whole order for each job served)."""
         sim = self.sim
-        totals, budget, chunk = self.plan()
+        totals, budget, chunk = self.plan(totals=False)
         left = budget
         assign = []
         self.mark += 1
@@ -372,57 +380,85 @@ class StepStage(Stage):
         pre0 = sim.n_preemptions
         attn = 0.0
         res = self.residents
-        k = 0
-        ver = self.rver
-        while True:
-            if self.rver != ver:
-                k = 0
-                ver = self.rver
-            n = len(res)
-            while k < n and res[k].mark == mark:
-                k += 1
-            if k == n:
+        # the totals of the cost, summed as jobs are given tokens; valid unless a job was
+        # preempted or a hold admitted meanwhile (then ``assignment_totals`` sums again)
+        admitted = False
+        ntok = 0.0
+        dec = 0
+        npre = 0.0
+        kvb = 0.0
+        kvp = 0.0
+        full = False
+        while not full:
+            ver = self.rver
+            for j in res:
+                if j.mark == mark:
+                    continue
+                j.mark = mark
+                w = j.work
+                decode = j.decode
+                if decode:
+                    want = 1.0 if w >= 1.0 else w
+                elif chunk > 0:
+                    want = chunk if chunk < w else w
+                else:
+                    want = w
+                tokens = want if want <= left else left
+                if not tokens > 0:
+                    continue
+                o = j.owner
+                g = j.growing
+                if g is not None and o is not None:
+                    if o.status == GROWING:
+                        continue
+                    ge = j.gent
+                    if ge is None:
+                        ge = j.gent = self.growing_entry(o, g)
+                    h, e = ge
+                    need = e.pos + tokens - e.alloc
+                    if need > EPS and not sim.grow(o, g, need, j):
+                        if self.rver != ver:
+                            break  # the list changed under the pass: start again
+                        continue
+                    if not decode:
+                        attn += tokens * (e.pos + tokens / 2.0)
+                    e.pos += tokens
+                    h.grown = True
+                elif not decode:
+                    attn += tokens * tokens / 2.0
+                assign.append([j, tokens])
+                ntok += tokens
+                kv = j.kv
+                if kv is None:
+                    kv = self.job_kv(j)
+                hk = 0.0
+                for e in kv:
+                    hk += e.alloc
+                if decode:
+                    dec += 1
+                    kvb += hk
+                else:
+                    npre += tokens
+                    kvp += hk
+                left -= tokens
+                if left <= 0:
+                    full = True
+                    break
+                if self.rver != ver:
+                    break
+            else:  # every resident served: admit a waiting hold, if one fits
                 if left > 0 and not sim.n_preemptions > pre0 and self.admit_bound(left):
+                    admitted = True
                     continue
                 break
-            j = res[k]
-            k += 1
-            j.mark = mark
-            w = j.work
-            if j.decode:
-                want = 1.0 if w >= 1.0 else w
-            elif chunk > 0:
-                want = chunk if chunk < w else w
-            else:
-                want = w
-            tokens = want if want <= left else left
-            if not tokens > 0:
-                continue
-            o = j.owner
-            g = j.growing
-            if g is not None and o is not None:
-                if o.status == GROWING:
-                    continue
-                ge = j.gent
-                if ge is None:
-                    ge = j.gent = self.growing_entry(o, g)
-                h, e = ge
-                need = e.pos + tokens - e.alloc
-                if need > EPS and not sim.grow(o, g, need, j):
-                    continue
-                if not j.decode:
-                    attn += tokens * (e.pos + tokens / 2.0)
-                e.pos += tokens
-                h.grown = True
-            elif not j.decode:
-                attn += tokens * tokens / 2.0
-            assign.append([j, tokens])
-            left -= tokens
-            if left <= 0:
-                break
-        if not assign and not sim.n_preemptions > pre0:
+        preempted = sim.n_preemptions > pre0
+        if not assign and not preempted:
             return
-        self.launch(assign, attn)
+        if preempted or admitted:
+            sums = self.assignment_totals(assign)
+        else:
+            sums = (ntok, dec, npre, kvb, kvp)
+        self.launch(assign, attn, sums)
 
     def growing_entry(self, o, g):
         """The hold and entry a ``growing`` job advances (fixed while the job is resident)."""
@@ -489,7 +525,14 @@ class StepStage(Stage):
                 if last is not None and (decode or decoded or (last[4] and last[2] is self)) \
                         and warm:
                     itl.append(now - last[1])
-                s.last_token = [turn, now, self, decoded or decode, False]
+                if last is None:
+                    s.last_token = [turn, now, self, decoded or decode, False]
+                else:  # the same values as a new list: nothing else refers to it
+                    last[0] = turn
+                    last[1] = now
+                    last[2] = self
+                    last[3] = decoded or decode
+                    last[4] = False
         if itl:
             self.itl.extend(itl)
         if done:
