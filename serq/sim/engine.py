@@ -322,25 +322,33 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
 def make_record(sim):
     """A generated ``record()``: ``Sim.record_all`` with every ``TimeAvg.set`` of the common
     stage and pool kinds written inline (same operations, in the same order, at every
-    settle), so a settle costs one call instead of one per statistic."""
+    settle), so a settle costs one call instead of one per statistic.
+
+    A count (an int) that was 0 and stays 0 is not touched: its piece ``0 * dt`` is 0.0,
+    which leaves the integral as it is, and a 0 value makes ``last`` irrelevant."""
     from serq.sim.pools import PoolState
     from serq.sim.stages import Stage
     ns = {"S": sim}
     lines = ["def record():", "    now = S.now"]
 
-    def put(avg, value):
+    def put(avg, value, count=False):
         name = f"T{len(ns)}"
         ns[name] = avg
-        lines.append(f"    t = {name}; t.integral += t.value * (now - t.last); "
-                     f"t.value = {value}; t.last = now")
+        if count:
+            lines.append(f"    v = {value}; t = {name}")
+            lines.append("    if v or t.value: t.integral += t.value * (now - t.last); "
+                         "t.value = v; t.last = now")
+        else:
+            lines.append(f"    t = {name}; t.integral += t.value * (now - t.last); "
+                         f"t.value = {value}; t.last = now")
 
-    put(sim.live_avg, "S.live")
+    put(sim.live_avg, "S.live", True)
     for i, st in enumerate(sim.stages):
         if type(st).record is Stage.record:
             ns[f"J{i}"] = st.jobs  # never replaced
             lines.append(f"    n = len(J{i})")
-            put(st.num_avg, "n")
-            put(st.busy_avg, "1 if n else 0")
+            put(st.num_avg, "n", True)
+            put(st.busy_avg, "1 if n else 0", True)
         else:
             ns[f"ST{i}"] = st
             lines.append(f"    ST{i}.record(now)")
@@ -349,8 +357,8 @@ def make_record(sim):
             ns[f"P{i}"] = pl
             put(pl.used_avg, f"P{i}.used")
             put(pl.cached_avg, f"P{i}.cached")
-            put(pl.queue_avg, f"len(P{i}.queue)")
-            put(pl.holders_avg, f"len(P{i}.holders)")
+            put(pl.queue_avg, f"len(P{i}.queue)", True)
+            put(pl.holders_avg, f"len(P{i}.holders)", True)
         else:
             ns[f"P{i}"] = pl
             lines.append(f"    P{i}.record(now)")

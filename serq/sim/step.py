@@ -60,10 +60,16 @@ class StepStage(Stage):
         self.decodes_avg.reset(now)
 
     def step_stats(self, now, decoders, prefilled):
-        self.prefill_avg.set(now, 1 if prefilled > 0 and decoders == 0 else 0)
-        self.decode_avg.set(now, 1 if decoders > 0 and prefilled == 0 else 0)
-        self.mixed_avg.set(now, 1 if decoders > 0 and prefilled > 0 else 0)
-        self.decodes_avg.set(now, decoders)
+        """The iteration-kind flags and the decode count (ints): ``TimeAvg.set``, inline,
+        skipped for a 0 that stays 0 (exact: see ``engine.make_record``)."""
+        for t, v in ((self.prefill_avg, 1 if prefilled > 0 and decoders == 0 else 0),
+                     (self.decode_avg, 1 if decoders > 0 and prefilled == 0 else 0),
+                     (self.mixed_avg, 1 if decoders > 0 and prefilled > 0 else 0),
+                     (self.decodes_avg, decoders)):
+            if v or t.value:
+                t.integral += t.value * (now - t.last)
+                t.value = v
+                t.last = now
 
     def step_fields(self, end):
         itl = self.itl
