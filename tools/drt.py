@@ -70,11 +70,14 @@ for line in sys.stdin:
     res = {}
     try:
         try:
-            prog = mod.compile(source=req["src"])
+            prog = mod.compile(source=req["src"], **req.get("kw", {}))
         except ValueError as e:
             res = {"status": "compile_error", "msg": str(e)}
             raise StopIteration
         ir = prog.to_json()
+        if req.get("compile_only"):
+            res = {"status": "ok", "ir": ir, "json": None}
+            raise StopIteration
         try:
             rep = mod.run(prog)
         except ValueError as e:
@@ -114,10 +117,10 @@ class Worker:
                                   stderr=subprocess.DEVNULL, cwd=self.cwd, text=True,
                                   bufsize=1)
 
-    def send(self, src):
+    def send(self, src, compile_only=False, kw=None):
         if self.p is None or self.p.poll() is not None:
             self.start()
-        self.p.stdin.write(json.dumps({"src": src}) + "\n")
+        self.p.stdin.write(json.dumps({"src": src, "compile_only": compile_only, "kw": kw or {}}) + "\n")
         self.p.stdin.flush()
         self.t0 = time.time()
 
@@ -187,6 +190,8 @@ def compare(ref, got):
             return "match", []
         return "diverge", ["run error text: reference " + repr(ref["msg"]), "serq " + repr(got["msg"])]
     out = []
+    if ref.get("json") is None:
+        return "match", []
     try:
         want = CHECK.parse_report(ref["json"])
         have = CHECK.parse_report(got["json"])
@@ -282,6 +287,20 @@ class Gen:
         self.closed = arrival_kind == "closed"
         self.multi_turn = self.p(0.45) or self.use_trace
         lets = []
+        self.pre_attrs = []
+        for _ in range(r.randint(0, 3)):
+            a = self.ch("prompt", "o", "prio", "len", "cls", "sz")
+            if a not in self.pre_attrs:
+                self.pre_attrs.append(a)
+        self.pre_hidden = [self.ch(*self.pre_attrs)] if self.pre_attrs and self.p(0.25) else []
+        self.defs = []
+        if self.p(0.2):
+            lets.append(f"def svc_time(x) = {self.ch('~exp(x)', 'x + ~uniform(0, 1)', '0.1 + x * ~erlang(2, 1)')};")
+            self.defs.append("svc_time")
+        if self.p(0.25):
+            lets.append(f"let lam = {self.num(0.2, 2)};")
+            lets.append(f"let scale = 2 * lam + {self.r.randint(0, 3)};")
+            self.defs.append("lam")
         if self.p(0.5):
             lets.append(f"let bs = {self.bs};")
             self.bsname = "bs"
@@ -342,18 +361,15 @@ class Gen:
             self.attrs += ["new", "out", "think", "more", "forced"]
         init = []
         self.user_attrs = []
-        for _ in range(r.randint(0, 3)):
-            a = self.ch("prompt", "o", "prio", "len", "cls", "sz")
-            if a in self.user_attrs:
-                continue
+        for a in self.pre_attrs:
             self.user_attrs.append(a)
             init.append(f"set {a} = {self.init_expr(a)};")
         if self.p(0.2):
             init.append(f"observe ini{self.obs_n} = {self.ch('serial', 'now', self.dist())};")
             self.obs_n += 1
         self.attrs += self.user_attrs
-        if self.user_attrs and self.p(0.25):
-            self.hidden = [self.ch(*self.user_attrs)]
+        if self.pre_hidden:
+            self.hidden = list(self.pre_hidden)
             wl.append(f"hidden {', '.join(self.hidden)};")
         turnb = []
         if self.multi_turn and not self.use_trace:
@@ -371,6 +387,9 @@ class Gen:
         # ---- session / server
         kernel = self.p(0.35)
         self.side = "server"
+        self.stmt_def = None
+        if self.pools and self.p(0.2):
+            self.stmt_def = ("def visit(st, p, amount) {\n  hold p (amount) { run st (" + self.ch("1", "0.5 + ~exp(1)", "amount / 10") + "); }\n}")
         server_body = self.server_body()
         body = self.client_body(server_body if kernel else None)
         gauges = []
@@ -385,13 +404,15 @@ class Gen:
         runs = [f"horizon {horizon};"]
         if self.p(0.4):
             runs.append(f"warmup {self.ch(1, 5, 10, horizon // 3)};")
-        runs.append(f"seed {r.randint(0, 1000)};")
+        runs.append(f"seed {r.randint(0, 1000) if self.p(0.9) else self.ch(2 ** 53 + 1, 2 ** 63, 2 ** 64 - 1, 4294967297)};")
         if self.p(0.12) and arrival_kind in ("poisson", "renewal"):
             runs.append(f"arrivals {r.randint(3, 30)};")
         out = []
         out += lets
         items = pool_lines + stage_lines
         out += items
+        if self.stmt_def:
+            out.append(self.stmt_def)
         if kernel:
             out.append("workload { " + " ".join(wl) + " }")
             out.append("session {\n" + self.indent(body) + "\n}")
@@ -435,14 +456,19 @@ class Gen:
             if self.p(0.5):
                 opts.append("evict lru;")
             else:
-                keys = [self.ch("waiting", "size", "-size", "age", "-age", "last", "-last", "prio" if "prio" in self.user_attrs_pre() else "serial", "-serial")
+                va = self.user_attrs_pre() or ["serial"]
+                keys = [self.ch("waiting", "size", "-size", "age", "-age", "last", "-last", self.ch(*va), "-" + self.ch(*va), "-serial",
+                                "turn_no", "waiting ? 0 : size", "age > 2 ? 1 : 0", "floor(age)")
                         for _ in range(r.randint(1, 3))]
                 opts.append(f"evict by ({', '.join(keys)});")
         if self.p(0.45):
             opts.append(f"preempt {self.ch('lifo', 'lifo', 'none')};")
         if self.p(0.3):
-            keys = [self.ch("serial", "-serial", "waited", "waited < 3 ? 1 : 0", "serial % 2" if False else "floor(serial / 2)",
-                            "turn_no") for _ in range(r.randint(1, 2))]
+            va = self.user_attrs_pre() or ["serial"]
+            keys = [self.ch("serial", "-serial", "waited", "waited < 3 ? 1 : 0", "floor(serial / 2)", "-waited",
+                            "turn_no", self.ch(*va), "-" + self.ch(*va), f"{self.ch(*va)} == 1 && waited < 4 ? 1 : 0",
+                            "waited > 2 ? 0 : 1 + serial")
+                      for _ in range(r.randint(1, 3))]
             opts.append(f"queue by ({', '.join(keys)});")
         elif self.p(0.1):
             opts.append("queue fifo;")
@@ -454,7 +480,10 @@ class Gen:
         if self.p(0.15):
             tiers = [p for p in self.pools if p != nm and self.pools[p]["n"] is None]
             links = [s for s in self.stages if self.stages[s]["kind"] in ("fifo", "delay") and self.stages[s]["n"] is None]
+            if any(self.pools[p].get("spills") for p in self.pools):
+                tiers = []  # one spilling pool at most: spill cycles hang serq (a known finding)
             if tiers and links and pd["n"] is None:
+                pd["spills"] = True
                 opts.append(f"spill {self.ch(*tiers)} via {self.ch(*links)} ({self.ch('size / 100', 'size / 50 + 0.01', '0.1')}) "
                             f"when ({self.ch('size >= 10', '1', 'age > 1', 'serial % 1 == 0' if False else 'serial >= 1')});")
         pd["opts"] = opts
@@ -462,7 +491,7 @@ class Gen:
         return f"pool {nm}{arr} {{ {' '.join(opts)} }}"
 
     def user_attrs_pre(self):
-        return []
+        return [a for a in self.pre_attrs if a not in self.pre_hidden]
 
     def stage_decl(self, nm, sd):
         r = self.r
@@ -475,23 +504,28 @@ class Gen:
         if k == "ps":
             if sd.get("lit"):
                 cap = self.num(0.5, 20)
+            elif self.pre_attrs and self.p(0.15):
+                cap = self.ch(f"min({self.ch(*self.pre_attrs)}, present)", f"{self.ch(*self.pre_attrs)} == {self.ch(*self.pre_attrs)} ? 1 : 2",
+                              f"max(1, {self.ch(*self.pre_attrs)})")
             else:
                 cap = self.ch(self.num(0.5, 4), "min(present, 2)", "present <= 2 ? present : 2 + 0.5 * (present - 2)",
                               f"min(present, 3) * {self.num(0.3, 1)}", "1 / (1 + present)", "sqrt(present)")
             return f"stage {nm}{arr} : ps({cap});"
         opts = []
         if self.p(0.8):
-            opts.append(f"budget {self.ch(str(r.randint(4, 512)), '256 - 4 * decoders', '64 + (residents > 3 ? 0 : 32)', 'max(16, 128 - kv_decode / 16)')};")
+            opts.append(f"budget {self.ch(str(r.randint(4, 512)), '256 - 4 * decoders', '64 + (residents > 3 ? 0 : 32)', 'max(16, 128 - kv_decode / 16)', 'min(serial, 64)', 'serial == serial ? 8 : 32', '0 / 0' if self.p(0.2) else '100')};")
         if self.p(0.4):
             opts.append(f"chunk {self.ch(str(r.randint(1, 96)), 'kv_prefill > 256 ? 96 : 48 + kv_decode / 64', '0', '16 * (1 + decoders)')};")
         terms = [self.num(0.01, 0.5)]
+        if self.p(0.1):
+            terms.append("(serial == serial ? 0.1 : 0.2)")
         for t in ("tokens", "decoders", "kv_decode", "kv_prefill", "attention", "residents", "prefilled"):
             if self.p(0.3):
                 terms.append(f"{self.ch('0.001', '0.0004', '0.00002', '0.01', '0.0000001')} * {t}")
         opts.append(f"cost {' + '.join(terms)};")
         if self.p(0.5):
             opts.append("serve " + self.ch("admission", "decode first", "exclusive prefill",
-                                           "by (%s)" % ", ".join(self.ch("decoding", "remaining", "-admission", "admission", "-remaining", "serial", "residents - serial") for _ in range(r.randint(1, 3)))) + ";")
+                                           "by (%s)" % ", ".join(self.ch("decoding", "remaining", "-admission", "admission", "-remaining", "serial", "residents - serial", self.ch(*(self.user_attrs_pre() or ["turn_no"])), "decoders", "kv_decode > 100 ? remaining : -remaining", "remaining * (1 - decoding)") for _ in range(r.randint(1, 3)))) + ";")
         if sd.get("memory"):
             opts.append(f"memory {sd['memory']};")
         return f"stage {nm}{arr} : step {{ {' '.join(opts)} }}"
@@ -558,6 +592,10 @@ class Gen:
                        f"!({a} < {self.num(0, 3)}) || turn_no == 1")
 
     def work(self, scale=1.0):
+        if "svc_time" in self.defs and self.p(0.2):
+            return f"svc_time({self.num(0.2, scale)})"
+        if "lam" in self.defs and self.p(0.1):
+            return f"scale / {self.num(1, 5)}"
         k = self.r.randrange(6)
         if k == 0:
             return self.dist(scale)
@@ -689,6 +727,19 @@ class Gen:
                 eb = self.block_stmts(depth + 1, held, cache_hold, r.randint(1, 2))
                 s += f" else {{\n{self.indent(eb)}\n}}"
             return [s]
+        if k < 0.85 and any(self.pools[p]["n"] for p in self.pools) and self.p(0.5):
+            p = self.ch(*[p for p in self.pools if self.pools[p]["n"]])
+            n = self.pools[p]["n"]
+            if any(h.startswith(p + "[") for h in held):
+                return self.run_stmt(held)
+            keys = [self.ch(f"used({p}[g])", f"holders({p}[g]) + queued({p}[g])", f"free({p}[g])", "g", "-g", f"cachedin({p}[g])")
+                    for _ in range(r.randint(1, 2))]
+            if "g" not in self.attrs:
+                self.attrs.append("g")
+                self.visible.append("g")
+            body = self.block_stmts(depth + 1, held + [f"{p}[g]"], False, r.randint(1, 2))
+            return [f"choose g in {n} by ({', '.join(keys)});",
+                    f"hold {p}[g] ({self.units(p)}) {{\n{self.indent(body)}\n}}" + self.ch("", f" cache ({r.randint(1, 50)})")]
         if k < 0.9:
             arrs = [s for s in self.stages if self.stages[s]["n"] and s not in self.share_stages and self.stages[s]["kind"] != "step"]
             if arrs:
@@ -708,7 +759,7 @@ class Gen:
             if x < 0.5 and not self.pools[p.split("[")[0]].get("small"):
                 return [f"grow {p} ({self.ch(str(r.randint(1, 30)), self.bsname)});"]
             if x < 0.8:
-                return [f"load {p} ({r.randint(0, 20)});"]
+                return [f"load {p} ({r.randint(0, 20) if '[' not in p and self.p(0.3) else self.ch('0', '1')});"]
             return [f"drop {self.pool_ref(self.ch(*self.pools))};"] if self.p(0.5) else [f"release {self.ch(*held)};"]
         if self.pools and self.p(0.5):
             return [f"drop {self.pool_ref(self.ch(*self.pools))};"]
@@ -766,6 +817,12 @@ class Gen:
         out = []
         for _ in range(r.randint(1, 3)):
             k = r.random()
+            if self.stmt_def and self.p(0.3):
+                pl = [p for p in self.pools if not self.pools[p]["n"]]
+                st = [s for s in self.stages if self.stages[s]["kind"] in ("fifo", "delay", "ps") and not self.stages[s]["n"] and s not in self.share_stages]
+                if pl and st:
+                    out.append(f"visit({self.ch(*st)}, {self.ch(*pl)}, {self.units(self.ch(*pl))});")
+                    continue
             mem_steps = [s for s in self.steps if self.stages[s].get("memory")]
             if k < 0.4 and mem_steps:
                 out += self.llm_template(self.ch(*mem_steps))
@@ -865,6 +922,13 @@ class Gen:
             think = "think" if "think" in self.attrs else self.posdist()
             endc = self.ch("more == 0", f"turn_no >= {r.randint(1, 4)}", "more == 0 || turn_no > 4")
             loopb = ["turn;", "set t0 = now;"] + req + [self.observe("now - t0")]
+            if "more" in self.attrs and self.p(0.3):
+                # c07 style: turn before the loop, branch on `more`
+                loopb = ["set t0 = now;"] + req + [self.observe("now - t0"),
+                         f"branch (more) {{ run gate ({think}); turn; }} else {{ end; }}"]
+                if "t0" not in self.attrs:
+                    self.attrs.append("t0")
+                return pre + ["turn;", "loop {\n" + self.indent(loopb) + "\n}"]
             if self.p(0.5):
                 loopb.append(f"branch ({endc}) {{ end; }}")
                 loopb.append(f"run gate ({think});")
@@ -881,6 +945,189 @@ class Gen:
         return body
 
 
+# compile() keyword arguments: a program may carry them on a first line `//@kw {json}`
+
+def kwargs_of(src):
+    if src.startswith("//@kw "):
+        return json.loads(src.split("\n", 1)[0][6:])
+    return {}
+
+
+def add_kwargs(seed, src):
+    r = random.Random(seed * 7 + 3)
+    if r.random() > 0.25:
+        return src
+    kw = {}
+    if r.random() < 0.5:
+        kw["seed"] = r.choice([0, 1, 7, 2 ** 32 + 5, 2 ** 53 + 1, 2 ** 63 + 11, 2 ** 64 - 1, r.randint(0, 10 ** 6)])
+    m = re.search(r"horizon (\d+)", src)
+    if m and r.random() < 0.3:
+        kw["horizon"] = max(1, int(m.group(1)) // r.choice([1, 2, 3]))
+        if r.random() < 0.3:
+            kw["warmup"] = r.choice([0, 0.5, 2.25])
+    lets = re.findall(r"^let (\w+) = ", src, re.M)
+    if lets and r.random() < 0.5:
+        nm = r.choice(lets)
+        kw["sets"] = {nm: r.choice([2, 0.5, 3.75, "1/4", "2 * 2", True, 16])}
+    if "def svc_time" in src and r.random() < 0.5:
+        kw["defs"] = {"svc_time": r.choice(["~det(x)", "x * 2", "~erlang(3, x)"])}
+    if not kw:
+        return src
+    return "//@kw " + json.dumps(kw) + "\n" + src
+
+
+# ------------------------------------------------------------------------------------------
+# the mutator: the corpus's run programs with perturbed numbers and swapped options
+
+import re
+
+CORPUS_RUN = os.path.join(os.path.dirname(CHECK_PY), "run")
+SWAPS = [
+    ("evict lru", ["evict by (waiting, -age)", "evict by (-size)", "evict by (age)", "evict lru"]),
+    ("preempt lifo", ["preempt none", "preempt lifo"]),
+    ("preempt none", ["preempt lifo", "preempt none"]),
+    ("serve admission", ["serve decode first", "serve exclusive prefill", "serve by (remaining)"]),
+    ("serve decode first", ["serve admission", "serve exclusive prefill", "serve by (-admission)"]),
+    ("serve exclusive prefill", ["serve admission", "serve decode first", "serve by (decoding, remaining)"]),
+    ("share maxmin", ["share bottleneck"]),
+    ("share bottleneck", ["share maxmin"]),
+    (" ordered;", [";", " ordered;"]),
+    ("queue fifo", ["queue by (serial)", "queue by (-serial)"]),
+    ("arrive poisson(", ["arrive poisson(", "arrive renewal(0.3 + ~exp(1) * "]),
+    ("arrive batch(", ["arrive closed(", "arrive batch("]),
+    ("arrive closed(", ["arrive batch(", "arrive closed("]),
+    ("~exp(", ["~exp(", "~det(", "~h2(2, 3) * (", "~erlang(2, "]),
+    (": fifo(", [": fifo(", ": ps("]),
+    (": delay;", [": delay;", ": fifo(2);", ": ps(1);"]),
+]
+NUM_RE = re.compile(r"(?<![\w.])(\d+\.\d+|\d+)(?![\w.])")
+
+
+def corpus_programs():
+    out = []
+    if not os.path.isdir(CORPUS_RUN):
+        return out
+    for nm in sorted(os.listdir(CORPUS_RUN)):
+        if nm.endswith(".sq") and not nm.startswith("long_"):
+            with open(os.path.join(CORPUS_RUN, nm)) as f:
+                out.append((nm, f.read()))
+    return out
+
+
+_CORPUS = None
+
+
+def mutate(seed):
+    global _CORPUS
+    if _CORPUS is None:
+        _CORPUS = corpus_programs()
+    r = random.Random(seed)
+    nm, src = r.choice(_CORPUS)
+    lines = []
+    for line in src.split("\n"):
+        code, sep, comment = line.partition("//")
+        if "trace" in code or code.strip().startswith("use"):
+            lines.append(code)
+            continue
+        for a, bs in SWAPS:
+            if a in code and r.random() < 0.3:
+                code = code.replace(a, r.choice(bs), 1)
+
+        def num(m):
+            t = m.group(1)
+            if r.random() > 0.25:
+                return t
+            before = code[max(0, m.start() - 10):m.start()]
+            if "horizon" in before:
+                return str(max(1, int(float(t) * r.uniform(0.3, 1.0))))
+            if "seed" in before:
+                return str(r.randint(0, 999))
+            v = float(t)
+            if "." in t:
+                return repr(round(v * r.uniform(0.5, 2.0), 3))
+            iv = int(v)
+            if iv <= 1:
+                return t if r.random() < 0.5 else str(iv + 1)
+            return str(max(1, int(iv * r.uniform(0.5, 1.6))))
+        code = NUM_RE.sub(num, code)
+        lines.append(code)
+    text = "\n".join(lines)
+    if "horizon" not in text:
+        text += f"\nrun {{ horizon {r.choice([5, 20, 50, 100])}; }}\n"
+    if "seed" not in text and r.random() < 0.7:
+        text += f"\nrun {{ seed {r.randint(0, 999)}; }}\n"
+    return f"// mutated from {nm}\n" + text
+
+
+# token-level mutation of every corpus source, compiled only (error texts and IR)
+
+TOK_RE = re.compile(r'//[^\n]*|"[^"\n]*"|\d+\.\d*(?:[eE][-+]?\d+)?|\d+(?:[eE][-+]?\d+)?|[A-Za-z_][A-Za-z_0-9]*'
+                    r'|<=|>=|==|!=|&&|\|\||[^\s]')
+VOCAB = ["pool", "stage", "queue", "workload", "session", "server", "hold", "run", "set", "observe", "branch",
+         "with", "else", "loop", "choose", "in", "by", "turn", "end", "request", "grow", "drop", "release",
+         "load", "lease", "cache", "reuse", "reserve", "at", "admission", "growing", "prefill", "decode",
+         "tool", "transfer", "from", "to", "on", "mark", "let", "def", "gauge", "share", "maxmin",
+         "bottleneck", "fifo", "ps", "delay", "step", "budget", "chunk", "cost", "memory", "serve", "first",
+         "exclusive", "cap", "block", "evict", "lru", "preempt", "lifo", "none", "spill", "via", "when",
+         "admit", "arrive", "poisson", "batch", "closed", "renewal", "trace", "ordered", "init", "hidden",
+         "horizon", "warmup", "seed", "arrivals", "inf", "now", "present", "size", "age", "waiting", "waited",
+         "tokens", "decoders", "cached", "serial", "self", "sum", "max", "min", "used", "queue", "pull",
+         "latency", "nic", "route", "fits", "keep", "where", "enter", "claim", "if", "while",
+         "(", ")", "{", "}", "[", "]", ";", ",", ".", ":", "=", "+", "-", "*", "/", "^", "?", "!", "~",
+         "<", ">", "<=", "==", "!=", "&&", "||", "0", "1", "2.5", "-1", "1e400", "0.5", "100", '"x.csv"']
+
+
+def corpus_sources():
+    d = os.path.dirname(CHECK_PY)
+    out = []
+    for sub in ("compile", "errors", "run"):
+        p = os.path.join(d, sub)
+        for nm in sorted(os.listdir(p)):
+            if nm.endswith(".sq"):
+                with open(os.path.join(p, nm)) as f:
+                    out.append((f"{sub}/{nm}", f.read()))
+    return out
+
+
+_SOURCES = None
+
+
+def token_mutate(seed, run_only=False):
+    global _SOURCES
+    if _SOURCES is None:
+        _SOURCES = corpus_sources()
+    r = random.Random(seed)
+    pool = [x for x in _SOURCES if x[0].startswith("run/") and "long_" not in x[0]] if run_only else _SOURCES
+    nm, src = r.choice(pool)
+    toks = [m for m in TOK_RE.finditer(src) if not m.group().startswith("//")]
+    if not toks:
+        return nm, src
+    spans = [[m.start(), m.end(), m.group()] for m in toks]
+    names = sorted({t[2] for t in spans if t[2][:1].isalpha()}) or ["x"]
+    for _ in range(r.choice([1, 1, 1, 2, 3])):
+        i = r.randrange(len(spans))
+        op = r.randrange(6)
+        if op == 0:
+            spans[i][2] = ""
+        elif op == 1:
+            spans[i][2] = spans[i][2] + " " + spans[i][2]
+        elif op == 2:
+            spans[i][2] = r.choice(VOCAB)
+        elif op == 3:
+            spans[i][2] = r.choice(names)
+        elif op == 4 and i + 1 < len(spans):
+            spans[i][2], spans[i + 1][2] = spans[i + 1][2], spans[i][2]
+        else:
+            spans[i][2] = spans[i][2] + " " + r.choice(VOCAB + names)
+    out, pos = [], 0
+    for a, b, t in spans:
+        out.append(src[pos:a])
+        out.append(t)
+        pos = b
+    out.append(src[pos:])
+    return nm, "".join(out)
+
+
 # ------------------------------------------------------------------------------------------
 # shrinking (statement/line-wise; keeps the divergence of the same kind)
 
@@ -893,24 +1140,33 @@ class Runner:
         self.args = args
         work = os.path.join(args.out, "work")
         os.makedirs(work, exist_ok=True)
+        tdir = os.path.join(work, "traces")
+        os.makedirs(tdir, exist_ok=True)
+        src_t = os.path.join(CORPUS_RUN, "traces")
+        if os.path.isdir(src_t):
+            for nm in os.listdir(src_t):
+                with open(os.path.join(src_t, nm)) as f, open(os.path.join(tdir, nm), "w") as g:
+                    g.write(f.read())
         for nm, txt in TRACES.items():
             with open(os.path.join(work, nm), "w") as f:
                 f.write(txt)
         self.ref = Worker(args.ref_python, "pyserq", work)
         self.serq = Worker(args.serq_python, "serq", work)
 
-    def both(self, src):
-        self.ref.send(src)
-        self.serq.send(src)
+    def both(self, src, compile_only=False, kw=None):
+        self.ref.send(src, compile_only, kw)
+        self.serq.send(src, compile_only, kw)
         a = self.ref.recv(self.args.timeout)
         b = self.serq.recv(self.args.timeout)
         return a, b
 
-    def compare(self, src):
-        a, b = self.both(src)
+    def compare(self, src, compile_only=False, kw=None):
+        if kw is None:
+            kw = kwargs_of(src)
+        a, b = self.both(src, compile_only, kw)
         if b["status"] == "timeout" and a["status"] not in ("timeout", "died"):
             # a slow run of serq on a loaded machine: once more, alone, with a longer limit
-            self.serq.send(src)
+            self.serq.send(src, compile_only, kw)
             b = self.serq.recv(max(60, 6 * self.args.timeout))
         return compare(a, b), a, b
 
@@ -961,6 +1217,12 @@ def main(argv=None):
     sp = os.path.join(ROOT, ".venv", "bin", "python")
     ap.add_argument("--serq-python", default=sp if os.path.exists(sp) else sys.executable)
     ap.add_argument("--gen", type=int, default=0)
+    ap.add_argument("--tokrun", action="store_true",
+                    help="token-level mutations of the corpus's run programs, compiled and run")
+    ap.add_argument("--tokmut", action="store_true",
+                    help="compile-only fuzzing: token-level mutations of every corpus source")
+    ap.add_argument("--mutate", type=float, default=0.3,
+                    help="share of programs mutated from the corpus's run/*.sq instead of generated")
     ap.add_argument("--replay")
     ap.add_argument("--shrink")
     ap.add_argument("--auto-shrink", action="store_true")
@@ -972,14 +1234,17 @@ def main(argv=None):
     if args.gen:
         for i in range(args.gen):
             print(f"// program seed {args.seed + i}")
-            print(Gen(args.seed + i).program())
+            print(mutate(args.seed + i) if args.mutate >= 1 else Gen(args.seed + i).program())
         return 0
     runner = Runner(args)
     if args.replay or args.shrink:
         src = open(args.replay or args.shrink).read()
         (kind, diffs), a, b = runner.compare(src)
-        print(kind)
-        print("\n".join(diffs[:30]))
+        try:
+            print(kind)
+            print("\n".join(diffs[:30]))
+        except BrokenPipeError:
+            return 0
         if args.shrink and kind == "diverge":
             key = diffs[0].split(":")[0]
             small = shrink(runner, src, divergence_pred(runner, key))
@@ -1001,8 +1266,24 @@ def main(argv=None):
             break
         seed = args.seed + i
         i += 1
+        if args.tokmut or args.tokrun:
+            nm, src = token_mutate(seed, run_only=args.tokrun)
+            (kind, diffs), a, b = runner.compare(src, compile_only=not args.tokrun)
+            stats[kind] += 1
+            if kind == "diverge":
+                path = os.path.join(args.out, "tokdiv", f"t{seed}")
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path + ".sq", "w") as f:
+                    f.write(src)
+                with open(path + ".note", "w") as f:
+                    f.write(f"from {nm}\n" + "\n".join(diffs[:40]) + "\n")
+                print(f"DIVERGE tok seed {seed} ({nm}): {diffs[0][:150]!r}", flush=True)
+            if i % 500 == 0:
+                print(f"[{i}] {stats}", flush=True)
+            continue
         try:
-            src = Gen(seed).program()
+            src = mutate(seed) if args.mutate and (args.mutate >= 1 or random.Random(-seed).random() < args.mutate) else Gen(seed).program()
+            src = add_kwargs(seed, src)
         except Exception as e:
             print("generator error", seed, e)
             continue
