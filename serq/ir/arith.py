@@ -27,7 +27,7 @@ def fmin(a: float, b: float) -> float:
         return b
     if b != b:
         return a
-    return a if a < b else b if b < a else (a if math.copysign(1.0, a) < 0 else b)
+    return a if a < b else b  # of equal operands (-0, +0) the second, as the reference
 
 
 def fmax(a: float, b: float) -> float:
@@ -35,7 +35,7 @@ def fmax(a: float, b: float) -> float:
         return b
     if b != b:
         return a
-    return a if a > b else b if b > a else (b if math.copysign(1.0, a) < 0 else a)
+    return a if a > b else b
 
 
 def powf(a: float, b: float) -> float:
