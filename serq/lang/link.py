@@ -37,8 +37,13 @@ CTX_MOMENTS = {
 }
 
 
-def lerr(message, pos=None, extra=()):
-    fail(message, pos, link=True, extra=extra)
+# While a gauge is linked, every link error names it first ("gauge `g`: ..."), as the reference
+# does; `link_gauges` sets this.
+_CONTEXT = [""]
+
+
+def lerr(message, pos=None, extra=(), caret_len=None):
+    fail(_CONTEXT[0] + message, pos, link=True, extra=extra, caret_len=caret_len)
 
 
 class Family:
@@ -67,7 +72,6 @@ class Linker:
         self.pool_list = []
         self.stage_list = []
         self.leased = []
-        self.gauge_prefix = ""
 
     # -- entry ----------------------------------------------------------------------------
 
@@ -339,10 +343,12 @@ class Linker:
 
     def link_gauges(self):
         out = []
-        for g in self.p.gauges:
-            self.gauge_prefix = f"gauge `{g.name}`: "
-            out.append(T.Gauge(g.name, self.expr(g.expr)))
-        self.gauge_prefix = ""
+        try:
+            for g in self.p.gauges:
+                _CONTEXT[0] = f"gauge `{g.name}`: "
+                out.append(T.Gauge(g.name, self.expr(g.expr)))
+        finally:
+            _CONTEXT[0] = ""
         return out
 
     # -- blocks and statements ------------------------------------------------------------
@@ -457,7 +463,9 @@ class Linker:
 
     # -- expressions ----------------------------------------------------------------------
 
-    def cref(self, r, what, env=None) -> T.CRef:
+    def cref(self, r, what, env=None, call=None) -> T.CRef:
+        """A pool or stage reference; ``call`` is the (position, name) of the function whose
+        argument it is, where an unindexed array is reported."""
         table = self.pools if what == "pool" else self.stages
         name = r.name if r.member is None else f"{r.name}.{r.member}"
         fam = table.get(name)
@@ -468,7 +476,8 @@ class Linker:
             lerr(f"unknown {what} `{name}`", r.pos, extra=(help_,))
         if r.index is None:
             if fam.array:
-                lerr(f"{what} `{name}` is an array; index it")
+                lerr(f"{what} `{name}` is an array; index it", call[0] if call else None,
+                     caret_len=len(call[1]) if call else None)
             return T.CRef(fam.base, fam.count, None)
         ix = self.expr(r.index, env)
         if not draws_ir(ix):
@@ -531,8 +540,8 @@ class Linker:
             extra = [f"help: did you mean name `{near}`?"]
             if where is not None:
                 extra.append(f"note: `{near}` declared at {where.line}:{where.col}")
-            lerr(self.gauge_prefix + f"unknown name `{n}`", pos, extra=tuple(extra))
-        lerr(self.gauge_prefix + f"unknown name `{n}`", pos,
+            lerr(f"unknown name `{n}`", pos, extra=tuple(extra))
+        lerr(f"unknown name `{n}`", pos,
              extra=("help: declare a `let` constant or assign a session attribute before "
                     "using it",))
 
@@ -553,7 +562,7 @@ class Linker:
             a = e.args[0]
             if type(a) is not A.Ref:
                 lerr("`blocksize` takes a pool, not an expression", e.pos)
-            ref = self.cref(a, "pool", env)
+            ref = self.cref(a, "pool", env, (e.pos, e.name))
             block = self.pool_list[ref.base].block
             fam = self.pools[a.name if a.member is None else f"{a.name}.{a.member}"]
             if block is None:
@@ -574,9 +583,9 @@ class Linker:
                     what = "pool" if k == "p" else "stage"
                     lerr(f"`{e.name}` expects a {what} name here", e.pos)
                 if k == "p":
-                    args.append(T.ArgPool(self.cref(a, "pool", env)))
+                    args.append(T.ArgPool(self.cref(a, "pool", env, (e.pos, e.name))))
                 else:
-                    args.append(T.ArgStage(self.cref(a, "stage", env)))
+                    args.append(T.ArgStage(self.cref(a, "stage", env, (e.pos, e.name))))
         return T.Call(fun, tuple(args))
 
     def aggregate(self, e, env):
