@@ -27,6 +27,8 @@ class StepStage(Stage):
         super().__init__(sim, index, decl)
         k = decl.kind
         ex = sim.ex
+        # machine expressions read no session: an attribute there reads NaN
+        self.na = [NAN] * len(sim.p.attrs)
         self.budget_fn = ex.function(k.budget)
         self.chunk_fn = ex.function(k.chunk)
         self.cost_fn = ex.function(k.cost, track=False)  # see Sim.totals_read
@@ -179,8 +181,8 @@ class StepStage(Stage):
         sim = self.sim
         t = self.totals() if totals or sim.totals_read else None
         sim.cur = None
-        budget = self.budget_fn(None)
-        chunk = self.chunk_fn(None)
+        budget = self.budget_fn(self.na)
+        chunk = self.chunk_fn(self.na)
         return t, budget, chunk
 
     @staticmethod
@@ -214,7 +216,7 @@ class StepStage(Stage):
             sim.cx_admission = o.adm_seq if o is not None else U64_MAX
             sim.cx_remaining = j.work
             sim.cur = o
-            a = o.attrs if o is not None else None
+            a = o.attrs if o is not None else self.na
             ranked.append(([total_key(f(a)) for f in keys], j))
         ranked.sort(key=lambda x: x[0])
         return [j for _, j in ranked]
@@ -257,7 +259,7 @@ class StepStage(Stage):
                 tokens = 0.0
             else:
                 cap = budget if (exclusive and not j.decode) else left
-                tokens = want if want <= cap else cap
+                tokens = want if (want <= cap or cap != cap) else cap  # f64::min
             if not tokens > 0:
                 continue
             o = j.owner
@@ -346,7 +348,7 @@ class StepStage(Stage):
         sim.cx_kvp = kvp
         sim.cx_attn = attn
         sim.cur = None
-        cost = self.cost_fn(None)
+        cost = self.cost_fn(self.na)
         if not cost > 0:
             cost = 0.0
             if sim.now == self.zero_time:
@@ -409,7 +411,7 @@ class StepStage(Stage):
                     want = chunk if chunk < w else w
                 else:
                     want = w
-                tokens = want if want <= left else left
+                tokens = want if (want <= left or left != left) else left  # f64::min
                 if not tokens > 0:
                     continue
                 o = j.owner
