@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from math import log as _log
 from collections import deque
 
 from serq.errors import SimulationError
@@ -69,6 +70,7 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         # random streams
         seed = program.seed & M64
         self.rngs = {k: R.Rng((seed ^ x) & M64) for k, x in SEED_XOR.items()}
+        self.u_arrival = self.rngs["arrival"].random_f64
         ns = {"S": self}
         install_samplers(ns)
         for k, g in self.rngs.items():
@@ -92,7 +94,7 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         self.init_steps()
         self.settle_stages = [s for s in self.stages if s.settles]
         self.init_sessions()
-        self.record = make_record(self)
+        self.record, self.record_from, self.record_sync = make_record(self)
         # whether any expression but a step stage's cost reads the pre-iteration totals
         # (residents, decodes, kv_decode, kv_prefill): if none does, an iteration's plan
         # need not compute them (its cost sets them anew before it reads them)
@@ -175,6 +177,12 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         finishers = [getattr(st, "finish", None) for st in self.stages]
         on_arrive = self.on_arrive
         settle = self.settle
+        # settle_plain, inline, where it applies
+        plain = settle == self.settle_plain
+        ready = self.ready
+        popleft = ready.popleft
+        execute = self.execute
+        record = self.record
         pop = heapq.heappop
         same_instant = 0
         now = self.now
@@ -209,9 +217,17 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
                 on_arrive(None, None, None)
             else:
                 handlers[kind](ev[3], ev[4], ev[5])
-            settle()
+            if plain:
+                while ready:
+                    s = popleft()
+                    if s.status == 0:
+                        execute(s)
+                record()
+            else:
+                settle()
         if gauges:
             self.read_gauges()
+        self.record_sync()
         if limit is None:
             self.now = horizon
         else:
@@ -235,12 +251,23 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
             s.reset_stats(now)
         for pl in self.pools:
             pl.reset_stats(now)
+        self.record_from(now)  # the inline averages were all reset at now
 
     def on_arrive(self, x, y, z):
         limit = self.limit
         if limit is None or self.arrivals < limit - 1:
-            gap = self.next_gap()
-            self.schedule(self.now + gap, EV_ARRIVE)
+            arr = self.p.arrival
+            if type(arr) is T.Poisson:
+                # R.poisson_gap, inline
+                g = -_log(1.0 - self.u_arrival())
+                try:
+                    gap = g / arr.rate
+                except ZeroDivisionError:
+                    gap = R._ieee_div(g, arr.rate)  # as poisson_gap does
+            else:
+                gap = self.renewal_gap()
+            heapq.heappush(self.heap, (self.now + gap, self.seq, EV_ARRIVE, None, None, None))
+            self.seq += 1
         self.spawn()
 
     def on_finish(self, stage, job, epoch):
@@ -320,50 +347,53 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
 
 
 def make_record(sim):
-    """A generated ``record()``: ``Sim.record_all`` with every ``TimeAvg.set`` of the common
-    stage and pool kinds written inline (same operations, in the same order, at every
-    settle), so a settle costs one call instead of one per statistic.
+    """Generated ``record()``, ``record_from(t)`` and ``record_sync()``: ``record()`` is
+    ``Sim.record_all`` with every ``TimeAvg.set`` of the common stage and pool kinds written
+    inline, so a settle costs one call instead of one per statistic.
 
-    A count (an int) that was 0 and stays 0 is not touched: its piece ``0 * dt`` is 0.0,
-    which leaves the integral as it is, and a 0 value makes ``last`` irrelevant."""
+    Every inline average is set at every settle and reset all together at the warmup, so
+    they all have the same ``last``: the time of the previous settle (``L``, moved by
+    ``record_from`` at the warmup). ``record()`` computes ``now - L`` once for all of them,
+    the same value each ``now - last`` gives, and leaves their ``last`` fields to
+    ``record_sync()``, called when the run ends.
+    """
     from serq.sim.pools import PoolState
     from serq.sim.stages import Stage
-    ns = {"S": sim}
-    lines = ["def record():", "    now = S.now"]
+    ns = {"S": sim, "L": 0.0}
+    avgs = []
+    lines = ["def record():", "    global L", "    now = S.now", "    dt = now - L", "    L = now"]
 
-    def put(avg, value, count=False):
+    def put(avg, value):
+        if avg.last != 0.0:
+            raise AssertionError("a time average set before the run")
         name = f"T{len(ns)}"
         ns[name] = avg
-        if count:
-            lines.append(f"    v = {value}; t = {name}")
-            lines.append("    if v or t.value: t.integral += t.value * (now - t.last); "
-                         "t.value = v; t.last = now")
-        else:
-            lines.append(f"    t = {name}; t.integral += t.value * (now - t.last); "
-                         f"t.value = {value}; t.last = now")
+        avgs.append(name)
+        lines.append(f"    t = {name}; t.integral += t.value * dt; t.value = {value}")
 
-    put(sim.live_avg, "S.live", True)
+    put(sim.live_avg, "S.live")
     for i, st in enumerate(sim.stages):
         if type(st).record is Stage.record:
             ns[f"J{i}"] = st.jobs  # never replaced
             lines.append(f"    n = len(J{i})")
-            put(st.num_avg, "n", True)
-            put(st.busy_avg, "1 if n else 0", True)
+            put(st.num_avg, "n")
+            put(st.busy_avg, "1 if n else 0")
         else:
             ns[f"ST{i}"] = st
             lines.append(f"    ST{i}.record(now)")
     for i, pl in enumerate(sim.pools):
+        ns[f"P{i}"] = pl
         if type(pl).record is PoolState.record:
-            ns[f"P{i}"] = pl
             put(pl.used_avg, f"P{i}.used")
             put(pl.cached_avg, f"P{i}.cached")
-            put(pl.queue_avg, f"len(P{i}.queue)", True)
-            put(pl.holders_avg, f"len(P{i}.holders)", True)
+            put(pl.queue_avg, f"len(P{i}.queue)")
+            put(pl.holders_avg, f"len(P{i}.holders)")
         else:
-            ns[f"P{i}"] = pl
             lines.append(f"    P{i}.record(now)")
+    lines += ["def record_from(t):", "    global L", "    L = t",
+              "def record_sync():"] + [f"    {name}.last = L" for name in avgs] + ["    pass"]
     exec(compile("\n".join(lines) + "\n", "<serq record>", "exec"), ns)
-    return ns["record"]
+    return ns["record"], ns["record_from"], ns["record_sync"]
 
 
 def same_value(x, y):

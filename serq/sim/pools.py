@@ -15,6 +15,7 @@ from collections import deque
 
 from serq.ir import types as T
 from serq.sim.fmt import display
+from serq.sim.sessions import NO_POS
 from serq.sim.stats import TimeAvg, Welford
 
 READY, QUEUED, IN_STAGE, GROWING, ENDED = range(5)
@@ -406,7 +407,10 @@ class PoolOps:
             lease_pool = (r.base if t.lease_idx is None
                           else self.ref_index(r.base, r.count, t.lease_idx(a), "pool"))
         h = Hold(t, entries, lease_pool)
-        s.holds.append(h)
+        if s.holds:
+            s.holds.append(h)
+        else:
+            s.holds = [h]  # the first: the class's () is shared
         s.frames.append([t.body, 0, HOLD_FRAME, h])
         s.status = READY
         self.ready.append(s)
@@ -448,7 +452,11 @@ class PoolOps:
                 t = t if t > 0 else 0.0
                 lid = self.next_lease
                 self.next_lease += 1
-                s.leases.append(Lease(lid, e.pool, e.alloc, computed, cache))
+                ls = Lease(lid, e.pool, e.alloc, computed, cache)
+                if s.leases:
+                    s.leases.append(ls)
+                else:
+                    s.leases = [ls]  # the first: the class's () is shared
                 if t != INF:
                     self.schedule(self.now + t, EV_LEASE, s, s.serial, lid)
             else:
@@ -594,6 +602,8 @@ class PoolOps:
         if prev is not None and computed <= prev + EPS and not v.stuck:
             v.stuck = True
             pl.stuck += 1
+        if v.preempt_pos is NO_POS:
+            v.preempt_pos = {}
         v.preempt_pos[pi] = computed
         lt = v.last_token
         if lt is not None:

@@ -21,31 +21,36 @@ LOOP_SPIN_LIMIT = 1_000_000
 
 
 class Session:
-    __slots__ = ("serial", "attrs", "frames", "status", "job", "stage", "holds", "pending",
-                 "trace_turns", "trace_pos", "script", "adm_seq", "preempt_pos", "stuck",
-                 "leases", "last_token", "spins", "spin_time", "grow", "queued_pool")
+    """A session. Only what every session needs is set per instance; the other fields read
+    their initial value from the class until first written (a session is made per
+    arrival). ``holds`` and ``leases`` start as an empty tuple and ``preempt_pos`` as the
+    shared empty ``NO_POS``: the few places that add to them replace them first."""
+    job = None          # the job it waits for, while IN_STAGE
+    stage = None        # that job's stage
+    holds = ()          # admitted holds, innermost last
+    pending = None      # the hold it queues for, while QUEUED
+    queued_pool = None
+    trace_turns = None  # the turns of its trace session (or its script)
+    trace_pos = 0
+    script = False
+    adm_seq = U64_MAX
+    preempt_pos = None  # set to NO_POS below
+    stuck = False
+    leases = ()
+    last_token = None
+    spins = 0
+    spin_time = -1.0
+    grow = None
 
     def __init__(self, serial, nattrs):
         self.serial = serial
         self.attrs = [0.0] * nattrs
         self.frames = []
         self.status = READY
-        self.job = None          # the job it waits for, while IN_STAGE
-        self.stage = None        # that job's stage
-        self.holds = []          # admitted holds, innermost last
-        self.pending = None      # the hold it queues for, while QUEUED
-        self.queued_pool = None
-        self.trace_turns = None  # the turns of its trace session (or its script)
-        self.trace_pos = 0
-        self.script = False
-        self.adm_seq = U64_MAX
-        self.preempt_pos = {}
-        self.stuck = False
-        self.leases = []
-        self.last_token = None
-        self.spins = 0
-        self.spin_time = -1.0
-        self.grow = None
+
+
+NO_POS = {}  # never written: see Session
+Session.preempt_pos = NO_POS
 
 
 def u32(x):
@@ -102,7 +107,7 @@ class SessionOps:
         for st, op in zip(stmts, ops):
             if type(st) is T.Set or type(st) is T.Observe:
                 run.append(st)
-            elif run:
+            elif run or self.simple_run(st):
                 out.append(self.fused_op(run, st, op, stream))
                 run = []
             else:
@@ -135,6 +140,15 @@ class SessionOps:
                       f"(0 if not x > 0 else 4294967295))"]
         if type(last) is T.End:
             lines += ["    S.end_session(s)", "    return True"]
+        elif self.simple_run(last):  # the run op (compile_run), inline
+            ns[name + "_add"] = self.stages[last.stage.base].add_job
+            ns[name + "_ready"] = self.ready.append
+            lines += [f"    w = {gen(last.work, stream, 0)}",
+                      "    if not w > 0:",
+                      f"        {name}_ready(s)",
+                      "        return True",
+                      f"    {name}_add(s, w, {last.mode!r}, None)",
+                      "    return True"]
         elif last is not None:
             ns[name + "_last"] = last_op
             lines.append(f"    return {name}_last(s)")
@@ -212,8 +226,10 @@ class SessionOps:
     def end_session(self, s):
         if s.status == ENDED:
             return
-        self.detach(s)
-        self.release_all(s)
+        if s.status != READY:
+            self.detach(s)
+        if s.holds or s.leases:
+            self.release_all(s)
         s.status = ENDED
         s.frames.clear()
         del self.alive[s.serial]
@@ -312,6 +328,11 @@ class SessionOps:
             return self.compile_pool_stmt(st, stream)
         raise ValueError(f"unknown statement {st!r}")
 
+    def simple_run(self, st):
+        """A ``run`` of one stage, not shared, not growing: its op can be written inline."""
+        return (type(st) is T.Run and st.stage.index is None and not st.also
+                and st.growing is None and st.stage.base not in self.shared_stages)
+
     def compile_branch(self, st, stream):
         S = self
         g = self.ex.function(st.guard, stream)
@@ -370,6 +391,17 @@ class SessionOps:
                 for a in also]
         stages = self.stages
         ready = self.ready
+        if idxf is None and not shared and growing is None:
+            add = stages[base].add_job  # the common run: one stage, not growing
+
+            def op(s):
+                w = work(s.attrs)
+                if not w > 0:
+                    ready.append(s)
+                    return True
+                add(s, w, mode, None)
+                return True
+            return op
 
         def op(s):
             a = s.attrs

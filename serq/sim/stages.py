@@ -79,9 +79,24 @@ class Stage:
     def job_done(self, j):
         sim = self.sim
         now = sim.now
-        wait = j.started - j.enqueued
-        service = now - j.started
-        self.feed_estimator(j.started, wait, service)
+        start = j.started
+        wait = start - j.enqueued
+        service = now - start
+        # feed_estimator, inline (once per job)
+        if self.e_n == 0:
+            self.e_service = service
+            self.e_wait = wait
+        else:
+            self.e_service = (1.0 - ALPHA) * self.e_service + ALPHA * service
+            self.e_wait = (1.0 - ALPHA) * self.e_wait + ALPHA * wait
+            gap = start - self.e_last
+            if self.e_gaps == 0:
+                self.e_gap = gap
+            else:
+                self.e_gap = (1.0 - ALPHA) * self.e_gap + ALPHA * gap
+            self.e_gaps += 1
+        self.e_last = start
+        self.e_n += 1
         if sim.warm:
             self.completed += 1
             self.wait.add(wait)
@@ -152,9 +167,23 @@ class FifoStage(Stage):
         self.active = []
 
     def add_job(self, owner, work, mode, growing):
-        j = self.new_job(owner, work, mode, growing)
-        self.queue.append(j)
-        self.fill()
+        sim = self.sim
+        now = sim.now
+        j = Job(sim.next_job, owner, work, mode, growing, now)  # new_job, inline
+        sim.next_job += 1
+        self.jobs[j.id] = j
+        if owner is not None:
+            owner.status = IN_STAGE
+            owner.job = j
+            owner.stage = self
+        if not self.queue and len(self.active) < self.servers:
+            # what fill() would do with the job alone in the queue
+            self.active.append(j)
+            heapq.heappush(sim.heap, (now + work, sim.seq, EV_FINISH, self.index, j.id, None))
+            sim.seq += 1
+        else:
+            self.queue.append(j)
+            self.fill()
 
     def fill(self):
         sim = self.sim
@@ -174,7 +203,8 @@ class FifoStage(Stage):
             return
         self.active.remove(j)
         self.job_done(j)
-        self.fill()
+        if self.queue:
+            self.fill()
 
     def remove_job(self, j):
         del self.jobs[j.id]
