@@ -178,7 +178,7 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         on_arrive = self.on_arrive
         settle = self.settle
         # settle_plain, inline, where it applies
-        plain = settle == self.settle_plain
+        plain = settle == self.settle_plain and self.record_ns["ALL_INLINE"]
         ready = self.ready
         popleft = ready.popleft
         execute = self.execute
@@ -187,44 +187,48 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         same_instant = 0
         now = self.now
         events = self.events
-        while heap:
-            if limited and self.arrivals >= limit and self.live == 0:
-                break
-            ev = pop(heap)
-            t = ev[0]
-            if t > horizon:
-                heapq.heappush(heap, ev)  # the same heap (a heap push of its minimum)
-                break
-            if t > now:
-                if gauges:
-                    self.read_gauges()
-                same_instant = 0
-            else:
-                same_instant += 1
-                if same_instant > INSTANT_EVENT_LIMIT:
-                    self.events = events
-                    self.fail(f"run: the clock cannot move past {show(now)}: "
-                              f"{INSTANT_EVENT_LIMIT} events happened at that instant (a "
-                              f"loop of events that takes no time, such as a step stage of "
-                              f"cost 0 whose hold preempts itself)")
-            self.now = now = t
-            events += 1
-            self.events = events
-            kind = ev[2]
-            if kind == EV_FINISH:
-                finishers[ev[3]](ev[4], ev[5])
-            elif kind == EV_ARRIVE:
-                on_arrive(None, None, None)
-            else:
-                handlers[kind](ev[3], ev[4], ev[5])
-            if plain:
-                while ready:
-                    s = popleft()
-                    if s.status == 0:
-                        execute(s)
-                record()
-            else:
-                settle()
+        try:
+            while heap and not plain:
+                if limited and self.arrivals >= limit and self.live == 0:
+                    break
+                ev = pop(heap)
+                t = ev[0]
+                if t > horizon:
+                    heapq.heappush(heap, ev)  # the same heap (a heap push of its minimum)
+                    break
+                if t > now:
+                    if gauges:
+                        self.read_gauges()
+                    same_instant = 0
+                else:
+                    same_instant += 1
+                    if same_instant > INSTANT_EVENT_LIMIT:
+                        self.fail(f"run: the clock cannot move past {show(now)}: "
+                                  f"{INSTANT_EVENT_LIMIT} events happened at that instant (a "
+                                  f"loop of events that takes no time, such as a step stage of "
+                                  f"cost 0 whose hold preempts itself)")
+                self.now = now = t
+                events += 1
+                kind = ev[2]
+                if kind == EV_FINISH:
+                    finishers[ev[3]](ev[4], ev[5])
+                elif kind == EV_ARRIVE:
+                    on_arrive(None, None, None)
+                else:
+                    handlers[kind](ev[3], ev[4], ev[5])
+                if plain:
+                    while ready:
+                        s = popleft()
+                        if s.status == 0:
+                            execute(s)
+                    record()
+                else:
+                    settle()
+        finally:
+            if not plain:
+                self.events = events  # kept in a local while the loop runs
+        if plain:
+            make_plain_loop(self)()
         if gauges:
             self.read_gauges()
         self.record_sync()
@@ -241,6 +245,12 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
                 self.fail(f"run: arrivals drained at {show(self.now)} before or at warmup "
                           f"{show(p.warmup)}; no measurement interval")
         return self.now
+
+    def instant_fail(self):
+        self.fail(f"run: the clock cannot move past {show(self.now)}: "
+                  f"{INSTANT_EVENT_LIMIT} events happened at that instant (a "
+                  f"loop of events that takes no time, such as a step stage of "
+                  f"cost 0 whose hold preempts itself)")
 
     # -- event handlers -------------------------------------------------------------------
     def on_warmup(self, x, y, z):
@@ -359,28 +369,32 @@ def make_record(sim):
     """
     from serq.sim.pools import PoolState
     from serq.sim.stages import Stage
-    ns = {"S": sim, "L": 0.0}
+    ns = {"S": sim, "L": 0.0, "ALL_INLINE": True}
     avgs = []
     lines = ["def record():", "    global L", "    now = S.now", "    dt = now - L", "    L = now"]
 
-    def put(avg, value):
+    table = ns["AVGS"] = []  # (name, value, lines before): what make_plain_loop inlines
+
+    def put(avg, value, pre=()):
         if avg.last != 0.0:
             raise AssertionError("a time average set before the run")
         name = f"T{len(ns)}"
         ns[name] = avg
         avgs.append(name)
+        table.append((name, value, pre))
+        lines.extend(f"    {line}" for line in pre)
         lines.append(f"    t = {name}; t.integral += t.value * dt; t.value = {value}")
 
     put(sim.live_avg, "S.live")
     for i, st in enumerate(sim.stages):
         if type(st).record is Stage.record:
             ns[f"J{i}"] = st.jobs  # never replaced
-            lines.append(f"    n = len(J{i})")
-            put(st.num_avg, "n")
+            put(st.num_avg, "n", [f"n = len(J{i})"])
             put(st.busy_avg, "1 if n else 0")
         else:
             ns[f"ST{i}"] = st
             lines.append(f"    ST{i}.record(now)")
+            ns["ALL_INLINE"] = False
     for i, pl in enumerate(sim.pools):
         ns[f"P{i}"] = pl
         if type(pl).record is PoolState.record:
@@ -390,10 +404,112 @@ def make_record(sim):
             put(pl.holders_avg, f"len(P{i}.holders)")
         else:
             lines.append(f"    P{i}.record(now)")
+            ns["ALL_INLINE"] = False
     lines += ["def record_from(t):", "    global L", "    L = t",
               "def record_sync():"] + [f"    {name}.last = L" for name in avgs] + ["    pass"]
     exec(compile("\n".join(lines) + "\n", "<serq record>", "exec"), ns)
+    sim.record_ns = ns
     return ns["record"], ns["record_from"], ns["record_sync"]
+
+
+PLAIN_LOOP = """
+def loop():
+    heap = S.heap
+    pop = heapq.heappop
+    horizon = S.p.horizon
+    limit = S.limit
+    limited = limit is not None
+    gauges = bool(S.gauge_fns)
+    handlers = (S.on_warmup, S.on_arrive, S.on_finish, S.on_iter_end, S.on_lease_end)
+    finishers = [getattr(st, "finish", None) for st in S.stages]
+    on_arrive = S.on_arrive
+    ready = S.ready
+    popleft = ready.popleft
+    execute = S.execute
+    same_instant = 0
+    now = S.now
+    events = S.events
+    L = NS["L"]
+{load}
+    try:
+        while heap:
+            if limited and S.arrivals >= limit and S.live == 0:
+                break
+            ev = pop(heap)
+            t = ev[0]
+            if t > horizon:
+                heapq.heappush(heap, ev)
+                break
+            if t > now:
+                if gauges:
+                    S.read_gauges()
+                same_instant = 0
+            else:
+                same_instant += 1
+                if same_instant > INSTANT_EVENT_LIMIT:
+                    S.instant_fail()
+            S.now = now = t
+            events += 1
+            kind = ev[2]
+            if kind == 2:
+                finishers[ev[3]](ev[4], ev[5])
+            elif kind == 1:
+                on_arrive(None, None, None)
+            else:
+                handlers[kind](ev[3], ev[4], ev[5])
+                if kind == 0:  # the warmup reset every average (not their values)
+                    L = NS["L"]
+{reload}
+            while ready:  # settle_plain, with the executor's common step inline
+                s = popleft()
+                if s.status != 0:
+                    continue
+                S.cur = s
+                frames = s.frames
+                while s.status == 0:
+                    if frames:
+                        fr = frames[-1]
+                        pc = fr[1]
+                        ops = fr[0]
+                        if pc < len(ops):
+                            fr[1] = pc + 1
+                            if ops[pc](s):
+                                break
+                            continue
+                    execute(s)  # a frame or the session ends: the executor goes on
+                    break
+            dt = now - L  # record(), inline, its averages in locals
+            L = now
+{record}
+    finally:
+        S.events = events
+        NS["L"] = L
+{store}
+"""
+
+
+def make_plain_loop(sim):
+    """The event loop of a program ``settle_plain`` applies to, generated so that the
+    settle and its ``record()`` are inline, and each inline time average's integral and
+    value live in local variables while the loop runs (written back when it stops; the
+    warmup, which resets them, reloads them). Same operations as ``Sim.run``'s loop.
+    """
+    ns = sim.record_ns
+    load, reload, record, store = [], [], [], []
+    for k, (name, value, pre) in enumerate(ns["AVGS"]):
+        load.append(f"    i{k} = {name}.integral; v{k} = {name}.value")
+        reload.append(f"                    i{k} = {name}.integral")
+        record += [f"            {line}" for line in pre]
+        record.append(f"            i{k} += v{k} * dt; v{k} = {value}")
+        store.append(f"        {name}.integral = i{k}; {name}.value = v{k}")
+    src = PLAIN_LOOP.format(load="\n".join(load) or "    pass",
+                            reload="\n".join(reload) or "                    pass",
+                            record="\n".join(record) or "            pass",
+                            store="\n".join(store) or "        pass")
+    g = dict(ns)
+    g.update(NS=ns, heapq=heapq, INSTANT_EVENT_LIMIT=INSTANT_EVENT_LIMIT)
+    exec(compile(src, "<serq loop>", "exec"), g)
+    return g["loop"]
 
 
 def same_value(x, y):

@@ -42,10 +42,10 @@ class Session:
     spin_time = -1.0
     grow = None
 
-    def __init__(self, serial, nattrs):
+    def __init__(self, serial, nattrs, frame):
         self.serial = serial
         self.attrs = [0.0] * nattrs
-        self.frames = []
+        self.frames = [frame]
         self.status = READY
 
 
@@ -158,7 +158,7 @@ class SessionOps:
     # -- spawning (§5.1) --------------------------------------------------------------------
     def spawn(self, init=None):
         p = self.p
-        s = Session(self.next_serial, self.nattrs)
+        s = Session(self.next_serial, self.nattrs, [self.session_ops, 0, PLAIN, None])
         self.next_serial += 1
         s.attrs[p.slot_serial] = float(s.serial)
         if init is not None and init.turns:
@@ -168,7 +168,6 @@ class SessionOps:
             n = len(self.trace)
             k = s.serial % n if p.trace_ordered else self.rngs["trace"].range_u32(0, n - 1)
             s.trace_turns = self.trace[k]
-        s.frames.append([self.session_ops, 0, PLAIN, None])
         self.alive[s.serial] = s
         self.live += 1
         self.arrivals += 1

@@ -99,8 +99,19 @@ class Stage:
         self.e_n += 1
         if sim.warm:
             self.completed += 1
-            self.wait.add(wait)
-            self.service.add(service)
+            # Welford.add, inline, for the wait and the service
+            w = self.wait
+            n = w.n + 1
+            w.n = n
+            d = wait - w._mean
+            w._mean += d / n
+            w.m2 += d * (wait - w._mean)
+            w = self.service
+            n = w.n + 1
+            w.n = n
+            d = service - w._mean
+            w._mean += d / n
+            w.m2 += d * (service - w._mean)
         o = j.owner
         if o is not None:
             o.status = READY
@@ -183,7 +194,8 @@ class FifoStage(Stage):
             sim.seq += 1
         else:
             self.queue.append(j)
-            self.fill()
+            if len(self.active) < self.servers:
+                self.fill()
 
     def fill(self):
         sim = self.sim
