@@ -69,6 +69,14 @@ for line in sys.stdin:
     req = json.loads(line)
     res = {}
     try:
+        if req.get("ir") is not None:
+            try:
+                prog = mod.Program.from_json(req["ir"])
+            except ValueError as e:
+                res = {"status": "compile_error", "msg": str(e)}
+                raise StopIteration
+            res = {"status": "ok", "ir": prog.to_json(), "json": None}
+            raise StopIteration
         try:
             prog = mod.compile(source=req["src"], **req.get("kw", {}))
         except ValueError as e:
@@ -117,10 +125,11 @@ class Worker:
                                   stderr=subprocess.DEVNULL, cwd=self.cwd, text=True,
                                   bufsize=1)
 
-    def send(self, src, compile_only=False, kw=None):
+    def send(self, src, compile_only=False, kw=None, ir=None):
         if self.p is None or self.p.poll() is not None:
             self.start()
-        self.p.stdin.write(json.dumps({"src": src, "compile_only": compile_only, "kw": kw or {}}) + "\n")
+        self.p.stdin.write(json.dumps({"src": src, "compile_only": compile_only, "kw": kw or {},
+                                       "ir": ir}) + "\n")
         self.p.stdin.flush()
         self.t0 = time.time()
 
@@ -340,6 +349,10 @@ class Gen:
             kvs = [p for p in self.pools if self.pools[p]["n"] is None]
             self.stages[s]["memory"] = self.ch(*kvs) if kvs and self.p(0.75) else None
         pool_lines = []
+        for s_ in self.steps:
+            m = self.stages[s_].get("memory")
+            if m:
+                self.pools[m]["memory"] = True
         for nm, pd in self.pools.items():
             pool_lines.append(self.pool_decl(nm, pd))
         for nm, sd in self.stages.items():
@@ -448,6 +461,8 @@ class Gen:
         r = self.r
         opts = []
         cap = self.ch(f"{r.randint(4, 60)} * {self.bsname}", str(r.randint(2, 400)), "inf" if self.p(0.2) else "100", str(r.randint(1, 6)))
+        if pd.get("memory") and self.p(0.6):
+            cap = f"{r.randint(6, 24)} * {self.bsname}"
         pd["small"] = cap.isdigit() and int(cap) <= 6
         opts.append(f"cap {cap};")
         if self.p(0.5):
@@ -461,7 +476,7 @@ class Gen:
                                 "turn_no", "waiting ? 0 : size", "age > 2 ? 1 : 0", "floor(age)")
                         for _ in range(r.randint(1, 3))]
                 opts.append(f"evict by ({', '.join(keys)});")
-        if self.p(0.45):
+        if self.p(0.75 if pd.get("memory") else 0.45):
             opts.append(f"preempt {self.ch('lifo', 'lifo', 'none')};")
         if self.p(0.3):
             va = self.user_attrs_pre() or ["serial"]
@@ -848,7 +863,8 @@ class Gen:
         if others and self.p(0.5):
             heads.append(f"{self.ch(*others)} (1)")
         bind = None
-        u = self.ch(P, f"{P} + {O}" if O in self.visible else P, f"min({P}, {r.randint(16, 128)})")
+        u = self.ch(P, f"{P} + {O}" if O in self.visible else P, f"min({P}, {r.randint(16, 128)})",
+                    f"min({P}, {r.randint(8, 48)})", f"min({P}, {r.randint(8, 48)})", "1", str(self.bs))
         if self.p(0.3) and self.stages[e]["n"] is None:
             bind = f"left = budget_left({e})"
             u = f"min({P}, left)"
@@ -1007,10 +1023,13 @@ def corpus_programs():
     out = []
     if not os.path.isdir(CORPUS_RUN):
         return out
-    for nm in sorted(os.listdir(CORPUS_RUN)):
-        if nm.endswith(".sq") and not nm.startswith("long_"):
-            with open(os.path.join(CORPUS_RUN, nm)) as f:
-                out.append((nm, f.read()))
+    for d in (CORPUS_RUN, os.path.join(os.path.dirname(CHECK_PY), "compile")):
+        for nm in sorted(os.listdir(d)):
+            if nm.endswith(".sq") and not nm.startswith("long_"):
+                with open(os.path.join(d, nm)) as f:
+                    txt = f.read()
+                if "use " not in txt:
+                    out.append((nm, txt))
     return out
 
 
@@ -1022,7 +1041,8 @@ def mutate(seed):
     if _CORPUS is None:
         _CORPUS = corpus_programs()
     r = random.Random(seed)
-    nm, src = r.choice(_CORPUS)
+    rare = [c for c in _CORPUS if re.search(r"^queue |\n *(prefill|decode|tool|transfer) ", c[1], re.M)]
+    nm, src = r.choice(rare if rare and r.random() < 0.3 else _CORPUS)
     lines = []
     for line in src.split("\n"):
         code, sep, comment = line.partition("//")
@@ -1128,6 +1148,91 @@ def token_mutate(seed, run_only=False):
     return nm, "".join(out)
 
 
+# IR-text mutation: Program.from_json error texts and to_json() of what loads
+
+def ir_sources():
+    d = os.path.dirname(CHECK_PY)
+    out = []
+    for sub in ("run", "compile"):
+        p = os.path.join(d, sub)
+        for nm in sorted(os.listdir(p)):
+            if nm.endswith(".ir.json"):
+                with open(os.path.join(p, nm)) as f:
+                    out.append((f"{sub}/{nm}", f.read()))
+    with open(os.path.join(d, "load", "cases.jsonl")) as f:
+        for line in f:
+            c = json.loads(line)
+            out.append(("load/" + c["name"], c["ir"]))
+    return out
+
+
+_IRS = None
+IR_VALUES = [0, 1, -1, 2.5, 1e300, -0.0, "inf", "NaN", None, True, [], {}, "", "Exp", "Fifo", "Add",
+             [1, 2], {"Num": 1}, 18446744073709551616, 4294967296, 0.5, "x"]
+
+
+def ir_mutate(seed):
+    global _IRS
+    if _IRS is None:
+        _IRS = ir_sources()
+    r = random.Random(seed)
+    nm, text = r.choice(_IRS)
+    if r.random() < 0.25 and text:
+        # text-level: delete/duplicate/replace one character
+        i = r.randrange(len(text))
+        op = r.randrange(3)
+        if op == 0:
+            text = text[:i] + text[i + 1:]
+        elif op == 1:
+            text = text[:i] + text[i] + text[i:]
+        else:
+            text = text[:i] + r.choice('{}[]",:0123456789-.eE aZ') + text[i + 1:]
+        return nm, text
+    try:
+        doc = json.loads(text)
+    except Exception:
+        return nm, text
+    paths = []
+
+    def walk(x, path):
+        paths.append(path)
+        if isinstance(x, dict):
+            for k, v in x.items():
+                walk(v, path + [k])
+        elif isinstance(x, list):
+            for i, v in enumerate(x):
+                walk(v, path + [i])
+    walk(doc, [])
+    for _ in range(r.choice([1, 1, 2])):
+        p = r.choice(paths[1:] or [[]])
+        if not p:
+            break
+        parent = doc
+        try:
+            for k in p[:-1]:
+                parent = parent[k]
+            k = p[-1]
+            op = r.randrange(5)
+            if op == 0 and isinstance(parent, dict):
+                del parent[k]
+            elif op == 1 and isinstance(parent, dict):
+                parent[k + r.choice(["", "_x", "s"])] = parent.pop(k) if r.random() < 0.5 else r.choice(IR_VALUES)
+            elif op == 2 and isinstance(parent, list):
+                if r.random() < 0.5:
+                    parent.pop(k)
+                else:
+                    parent.insert(k, r.choice(IR_VALUES))
+            else:
+                v = parent[k]
+                if isinstance(v, (int, float)) and not isinstance(v, bool) and r.random() < 0.6:
+                    parent[k] = r.choice([v + 1, v - 1, -v, v * 2, 0, 1e400 if False else 1e308, 0.5])
+                else:
+                    parent[k] = r.choice(IR_VALUES)
+        except (KeyError, IndexError, TypeError):
+            pass
+    return nm, json.dumps(doc, indent=r.choice([None, 2]))
+
+
 # ------------------------------------------------------------------------------------------
 # shrinking (statement/line-wise; keeps the divergence of the same kind)
 
@@ -1217,6 +1322,8 @@ def main(argv=None):
     sp = os.path.join(ROOT, ".venv", "bin", "python")
     ap.add_argument("--serq-python", default=sp if os.path.exists(sp) else sys.executable)
     ap.add_argument("--gen", type=int, default=0)
+    ap.add_argument("--irmut", action="store_true",
+                    help="IR fuzzing: mutated IR texts of the corpus through Program.from_json / to_json")
     ap.add_argument("--tokrun", action="store_true",
                     help="token-level mutations of the corpus's run programs, compiled and run")
     ap.add_argument("--tokmut", action="store_true",
@@ -1266,6 +1373,25 @@ def main(argv=None):
             break
         seed = args.seed + i
         i += 1
+        if args.irmut:
+            nm, irt = ir_mutate(seed)
+            runner.ref.send("", ir=irt)
+            runner.serq.send("", ir=irt)
+            a = runner.ref.recv(args.timeout)
+            b = runner.serq.recv(args.timeout)
+            kind, diffs = compare(a, b)
+            stats[kind] += 1
+            if kind == "diverge":
+                path = os.path.join(args.out, "irdiv", f"i{seed}")
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path + ".json", "w") as f:
+                    f.write(irt)
+                with open(path + ".note", "w") as f:
+                    f.write(f"from {nm}\n" + "\n".join(diffs[:40]) + "\n")
+                print(f"DIVERGE ir seed {seed} ({nm}): {diffs[0][:150]!r}", flush=True)
+            if i % 500 == 0:
+                print(f"[{i}] {stats}", flush=True)
+            continue
         if args.tokmut or args.tokrun:
             nm, src = token_mutate(seed, run_only=args.tokrun)
             (kind, diffs), a, b = runner.compare(src, compile_only=not args.tokrun)
