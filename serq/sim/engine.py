@@ -42,6 +42,8 @@ INSTANT_EVENT_LIMIT = 1_000_000
 class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
     def __init__(self, program: T.Program, trace=None):
         self.p = program
+        # what an attribute reads where no session is (machine expressions, gauges): NaN
+        self.na = [math.nan] * len(program.attrs)
         self.now = 0.0
         self.warm = program.warmup <= 0
         self.heap = []
@@ -151,7 +153,7 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         self.settle()
 
     def renewal_gap(self):
-        g = self.renewal_fn(None)
+        g = self.renewal_fn(self.na)
         if not (g > 0 and g != math.inf):
             self.fail(f"run: a renewal interarrival gap must be positive and finite, "
                       f"the gap expression gave {show(g)} at time {show(self.now)}")
@@ -235,6 +237,8 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         if limit is None:
             self.now = horizon
         else:
+            if self.arrivals < limit or self.live > 0:
+                self.now = horizon  # where these two errors are noticed
             if self.arrivals < limit:
                 self.fail(f"run: horizon {show(horizon)} reached before requested arrivals: "
                           f"got {self.arrivals}, requested {limit}")
@@ -345,7 +349,7 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         now = self.now
         self.cur = None
         for f, (times, values) in zip(self.gauge_fns, self.gauge_points):
-            v = f(None)
+            v = f(self.na)
             if times and times[-1] == now:
                 values[-1] = v
                 if len(values) >= 2 and same_value(values[-2], v):

@@ -257,8 +257,8 @@ class ExprCompiler:
         args = [self.gen(a, stream, d) for a in e.args]
         need = {"Exp": 1, "Det": 1, "Bernoulli": 1, "Uniform": 2, "Erlang": 2, "H2": 2}[e.dist]
         if len(args) != need:
-            raise ValueError(f"`~{e.dist.lower()}` takes {need} argument"
-                             f"{'s' if need > 1 else ''}, the program gives {len(args)}")
+            return self.bad(f"`~{e.dist.lower()}` takes {need} argument"
+                            f"{'s' if need > 1 else ''}, the program gives {len(args)}")
         U = f"U_{stream}"
         # exp and uniform are written inline (no sampler call): the same operations in the
         # same order; uniform only when its low end, read twice, has no draws or calls
@@ -276,6 +276,13 @@ class ExprCompiler:
             return f"_derl(R_{stream}, {args[0]}, {args[1]})"
         return f"_dh2(R_{stream}, {args[0]}, {args[1]})"
 
+    @staticmethod
+    def bad(message):
+        """Code for an expression the IR allows but no run can evaluate (a function given the
+        wrong arguments: the reference panics when it reaches one)."""
+        text = f"run: {message} (an IR the compiler did not write?)"
+        return f"S.fail({text!r}, S.cur)"
+
     def ref(self, r, kind, stream, d):
         """The member index a CRef selects, as source text."""
         if r.index is None:
@@ -286,23 +293,27 @@ class ExprCompiler:
         fun = e.fun
         args = e.args
 
-        def ex(i):
-            a = args[i]
-            if type(a) is not T.ArgExpr:
-                raise ValueError(f"`{fun.lower()}` expects a number as argument {i + 1}")
-            return self.gen(a.expr, stream, d)
-
-        def st(i, kind):
-            a = args[i]
-            want = T.ArgStage if kind == "stage" else T.ArgPool
-            if type(a) is not want:
-                raise ValueError(f"`{fun.lower()}` expects a {kind} as argument {i + 1}")
-            return self.ref(a.ref, kind, stream, d)
-
         arity = {"Min": 2, "Max": 2, "Pow": 2, "Price": 3}.get(fun, 1)
         if len(args) != arity:
-            raise ValueError(f"`{fun.lower()}` takes {arity} argument"
-                             f"{'s' if arity > 1 else ''}, the program gives {len(args)}")
+            return self.bad(f"`{fun.lower()}` takes {arity} argument"
+                            f"{'s' if arity > 1 else ''}, the program gives {len(args)}")
+        kinds = {"Price": ("stage", "expr", "expr")}.get(fun)
+        if kinds is None:
+            kinds = (("stage",) if fun in STAGE_FUNS else ("pool",) if fun in POOL_FUNS
+                     else ("expr",) * arity)
+        for i, kind in enumerate(kinds):
+            want = {"expr": T.ArgExpr, "stage": T.ArgStage, "pool": T.ArgPool}[kind]
+            if type(args[i]) is not want:
+                return self.bad(f"`{fun.lower()}` takes a"
+                                f"{' number' if kind == 'expr' else ' ' + kind} as argument "
+                                f"{i + 1}")
+
+        def ex(i):
+            return self.gen(args[i].expr, stream, d)
+
+        def st(i, kind):
+            return self.ref(args[i].ref, kind, stream, d)
+
         if fun in ("Min", "Max"):
             return f"_{fun.lower()}({ex(0)}, {ex(1)})"
         if fun == "Pow":
@@ -337,6 +348,10 @@ def d_erlang(rng, k, m):
         raise SimulationError(f"run: `~erlang(k, m)` with k = {k!r} phases would draw that "
                               f"many numbers; serq refuses more than {ERLANG_LIMIT}")
     return R.sample_erlang(rng, k, m)
+
+
+STAGE_FUNS = ("Queue", "Busy", "Work", "BudgetLeft", "EstLambda", "EstRho", "EstWait")
+POOL_FUNS = ("Used", "Free", "CachedIn", "Holders", "Queued")
 
 
 def install_samplers(ns):

@@ -34,7 +34,7 @@ class SharedStage(Stage):
         k = decl.kind
         if type(k) is T.Ps:
             sim.cx_n = 0.0
-            self.cap = sim.ex.function(k.capacity)(None)
+            self.cap = sim.ex.function(k.capacity)(sim.na)
         elif type(k) is T.Fifo:
             self.cap = float(k.servers)
         else:

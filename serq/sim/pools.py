@@ -493,7 +493,7 @@ class PoolOps:
         r = st.ref
         base, count = r.base, r.count
         idxf = self.ex.function(r.index, stream) if r.index is not None else None
-        name = self.show_ref(r, self.p.pools)
+        name = self.p.pools[base].name  # the reference names the family, not the member
         t = type(st)
 
         def pool_of(s):
@@ -679,16 +679,26 @@ class PoolOps:
             return
         prev = self.cur
         keys = pl.evict_keys
+        # Only the entries present now are candidates: with spill tiers that spill back into
+        # this pool, pieces evicted from here could otherwise come back for ever (the reference
+        # stops when the entries it started with are gone, even over its cap).
+        cands = set(pl.entries.values()) if pl.spill is not None else None
         while pl.used + pl.cached + need > cap and pl.entries:
+            if cands is not None:
+                pool = [e for e in pl.entries.values() if e in cands]
+                if not pool:
+                    break
+            else:
+                pool = pl.entries.values()
             if keys is None:
-                if pl.lru_sorted:
+                if pl.lru_sorted and cands is None:
                     ent = next(iter(pl.entries.values()))
                 else:
-                    ent = min(pl.entries.values(), key=lambda e: (e.last, e.seq))
+                    ent = min(pool, key=lambda e: (e.last, e.seq))
             else:
                 best = None
                 ent = None
-                for e in pl.entries.values():
+                for e in pool:
                     a = self.entry_context(pl, e, e.size)
                     k = [total_key(f(a)) for f in keys]
                     k.append(e.seq)
@@ -730,4 +740,5 @@ class PoolOps:
         self.next_release += 1
         tier.cached += piece
         pl.spills += 1
-        self.stages[via].add_job(None, w, "Plain", None)
+        if w > 0:  # a transfer of no work starts no job (as a run of zero work)
+            self.stages[via].add_job(None, w, "Plain", None)

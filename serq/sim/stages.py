@@ -272,7 +272,7 @@ class PsStage(Stage):
         if n:
             sim.cx_n = float(n)
             sim.cur = None
-            phi = self.cap_fn(None)
+            phi = self.cap_fn(sim.na)
         else:
             phi = 0.0
         self.v += self.rate * (now - self.v_last)
