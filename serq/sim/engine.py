@@ -190,8 +190,12 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         now = self.now
         events = self.events
         try:
-            while heap and not plain:
-                if limited and self.arrivals >= limit and self.live == 0:
+            # `while True` and a break, not `while heap`: CPython 3.11 specializes a
+            # function's bytecode after 8 calls or 8 unconditional backward jumps, and a
+            # `while cond:` loop ends in a conditional one, so the loop of a function
+            # called once (this one) would run unspecialized to the end.
+            while True:
+                if plain or not heap or (limited and self.arrivals >= limit and self.live == 0):
                     break
                 ev = pop(heap)
                 t = ev[0]
@@ -436,8 +440,8 @@ def loop():
     L = NS["L"]
 {load}
     try:
-        while heap:
-            if limited and S.arrivals >= limit and S.live == 0:
+        while True:  # not `while heap:` (see Sim.run)
+            if not heap or (limited and S.arrivals >= limit and S.live == 0):
                 break
             ev = pop(heap)
             t = ev[0]
