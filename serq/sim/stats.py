@@ -169,29 +169,42 @@ class LogHist:
             b[2] = x
 
     def extend(self, xs):
-        """``add`` each of ``xs`` in order; the bucket of a value equal to the previous one
-        is not looked up again (an iteration's tokens mostly share one latency)."""
+        """``add`` each of ``xs`` in order (the sum added one by one, as ``add`` does); a
+        value equal to the previous one goes straight to the same bucket (an iteration's
+        tokens mostly share one latency)."""
         buckets = self._buckets
         log = math.log
-        px = None
+        n = self.count
+        total = self.sum
+        px = None  # the previous positive value, whose bucket is b
         b = None
         for x in xs:
-            if x > 0:
-                self.count += 1
-                self.sum += x
-                if x != px:
-                    k = math.floor(log(x) / LOG_STEP)
-                    b = buckets.get(k)
-                    if b is None:
-                        b = buckets[k] = [0, x, x]
-                    px = x
+            if x == px:
+                n += 1
+                total += x
                 b[0] += 1
-                if x < b[1]:
-                    b[1] = x
-                if x > b[2]:
-                    b[2] = x
+            elif x > 0:
+                n += 1
+                total += x
+                k = math.floor(log(x) / LOG_STEP)
+                b = buckets.get(k)
+                if b is None:
+                    b = buckets[k] = [1, x, x]
+                else:
+                    b[0] += 1
+                    if x < b[1]:
+                        b[1] = x
+                    if x > b[2]:
+                        b[2] = x
+                px = x
             else:
+                self.count = n
+                self.sum = total
                 self.add(x)
+                n = self.count
+                total = self.sum
+        self.count = n
+        self.sum = total
 
     @property
     def mean(self):

@@ -64,14 +64,29 @@ class StepStage(Stage):
     def step_stats(self, now, decoders, prefilled):
         """The iteration-kind flags and the decode count (ints): ``TimeAvg.set``, inline,
         skipped for a 0 that stays 0 (exact: see ``engine.make_record``)."""
-        for t, v in ((self.prefill_avg, 1 if prefilled > 0 and decoders == 0 else 0),
-                     (self.decode_avg, 1 if decoders > 0 and prefilled == 0 else 0),
-                     (self.mixed_avg, 1 if decoders > 0 and prefilled > 0 else 0),
-                     (self.decodes_avg, decoders)):
-            if v or t.value:
-                t.integral += t.value * (now - t.last)
-                t.value = v
-                t.last = now
+        v = 1 if prefilled > 0 and decoders == 0 else 0
+        t = self.prefill_avg
+        if v or t.value:
+            t.integral += t.value * (now - t.last)
+            t.value = v
+            t.last = now
+        v = 1 if decoders > 0 and prefilled == 0 else 0
+        t = self.decode_avg
+        if v or t.value:
+            t.integral += t.value * (now - t.last)
+            t.value = v
+            t.last = now
+        v = 1 if decoders > 0 and prefilled > 0 else 0
+        t = self.mixed_avg
+        if v or t.value:
+            t.integral += t.value * (now - t.last)
+            t.value = v
+            t.last = now
+        t = self.decodes_avg
+        if decoders or t.value:
+            t.integral += t.value * (now - t.last)
+            t.value = decoders
+            t.last = now
 
     def step_fields(self, end):
         itl = self.itl
@@ -97,6 +112,7 @@ class StepStage(Stage):
         self.rver += 1
         j.mark = 0
         j.kv = None
+        j.kv1 = None
         j.gent = None
 
     def remove_job(self, j):
@@ -141,9 +157,11 @@ class StepStage(Stage):
         return [e for h in owner.holds for e in h.entries if e.pool == m]
 
     def job_kv(self, j):
+        """``j.kv``, computed on first use; ``j.kv1`` is its entry when it has one only."""
         kv = j.kv
         if kv is None:
             kv = j.kv = self.kv_entries(j.owner)
+            j.kv1 = kv[0] if len(kv) == 1 else None
         return kv
 
     def totals(self):
@@ -436,12 +454,13 @@ class StepStage(Stage):
                     attn += tokens * tokens / 2.0
                 assign.append([j, tokens])
                 ntok += tokens
-                kv = j.kv
-                if kv is None:
-                    kv = self.job_kv(j)
-                hk = 0.0
-                for e in kv:
-                    hk += e.alloc
+                e = j.kv1
+                if e is not None:  # one entry: its allocation is the sum (never -0.0)
+                    hk = e.alloc
+                else:
+                    hk = 0.0
+                    for e in self.job_kv(j):
+                        hk += e.alloc
                 if decode:
                     dec += 1
                     kvb += hk
@@ -535,12 +554,14 @@ class StepStage(Stage):
                     itl.append(now - last[1])
                 if last is None:
                     s.last_token = [turn, now, self, decoded or decode, False]
-                else:  # the same values as a new list: nothing else refers to it
-                    last[0] = turn
+                else:  # the same values as a new list (nothing else refers to it)
                     last[1] = now
-                    last[2] = self
-                    last[3] = decoded or decode
-                    last[4] = False
+                    if last[2] is not self:
+                        last[2] = self
+                    if decode and not decoded:
+                        last[3] = True
+                    if last[4]:
+                        last[4] = False
         if itl:
             self.itl.extend(itl)
         if done:
