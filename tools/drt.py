@@ -1233,6 +1233,32 @@ def ir_mutate(seed):
     return nm, json.dumps(doc, indent=r.choice([None, 2]))
 
 
+# validation fuzzing: a generated program with a context variable, a draw or a live function
+# put where a number or a name was
+
+CTX_VOCAB = ["present", "waited", "size", "age", "last", "waiting", "tokens", "prefilled", "attention",
+             "residents", "decoders", "kv_decode", "kv_prefill", "decoding", "admission", "remaining",
+             "now", "cached", "computed", "serial", "~exp(1)", "~uniform(0, 1)", "inf", "n", "queued",
+             "ntok", "nres", "kvb", "-inf", "0 / 0", "1e400", "blocksize(kv)", "self", "x1", "t0"]
+
+
+def val_mutate(seed):
+    r = random.Random(seed)
+    src = Gen(seed).program()
+    toks = [m for m in TOK_RE.finditer(src)]
+    cands = [m for m in toks if re.fullmatch(r"\d+(\.\d+)?|[a-z_][a-z_0-9]*", m.group())
+             and m.group() not in VOCAB[:90]]
+    if not cands:
+        return src
+    out = src
+    for m in sorted(r.sample(cands, min(len(cands), r.choice([1, 1, 2]))), key=lambda m: -m.start()):
+        v = r.choice(CTX_VOCAB)
+        if "kv" in v and "pool kv" not in src:
+            v = "now"
+        out = out[:m.start()] + v + out[m.end():]
+    return out
+
+
 # ------------------------------------------------------------------------------------------
 # shrinking (statement/line-wise; keeps the divergence of the same kind)
 
@@ -1322,6 +1348,8 @@ def main(argv=None):
     sp = os.path.join(ROOT, ".venv", "bin", "python")
     ap.add_argument("--serq-python", default=sp if os.path.exists(sp) else sys.executable)
     ap.add_argument("--gen", type=int, default=0)
+    ap.add_argument("--valmut", action="store_true",
+                    help="generated programs with context variables/draws/live reads put in random places")
     ap.add_argument("--irmut", action="store_true",
                     help="IR fuzzing: mutated IR texts of the corpus through Program.from_json / to_json")
     ap.add_argument("--tokrun", action="store_true",
@@ -1392,9 +1420,12 @@ def main(argv=None):
             if i % 500 == 0:
                 print(f"[{i}] {stats}", flush=True)
             continue
-        if args.tokmut or args.tokrun:
-            nm, src = token_mutate(seed, run_only=args.tokrun)
-            (kind, diffs), a, b = runner.compare(src, compile_only=not args.tokrun)
+        if args.tokmut or args.tokrun or args.valmut:
+            if args.valmut:
+                nm, src = "gen", val_mutate(seed)
+            else:
+                nm, src = token_mutate(seed, run_only=args.tokrun)
+            (kind, diffs), a, b = runner.compare(src, compile_only=not (args.tokrun or args.valmut))
             stats[kind] += 1
             if kind == "diverge":
                 path = os.path.join(args.out, "tokdiv", f"t{seed}")
