@@ -56,8 +56,9 @@ def render(message: str, pos: Pos | None = None, *, link: bool = False, extra=()
     else:
         n = caret_len if caret_len is not None else (pos.length if link else 1)
         parts = [f"{pos.src.prefix}{pos.line}:{pos.col}: {head}", excerpt(pos, n)]
-        for name, use in reversed(pos.uses):
-            parts.append(f"note: in `{name}`, used at {use.line}:{use.col}")
+        if not link:  # a link error inside a def body names no use (as the reference)
+            for name, use in reversed(pos.uses):
+                parts.append(f"note: in `{name}`, used at {use.line}:{use.col}")
     parts.extend(extra)
     return "\n".join(parts)
 

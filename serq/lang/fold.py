@@ -59,7 +59,8 @@ def fold_const(e, lookup, env=None):
         if e.name not in CONST_FUNCTIONS:
             if e.name == "blocksize":
                 raise FoldError("`blocksize` is not a constant: in a constant position "
-                                "(...) name the value with a `let` both use", e.pos)
+                                "(a `let`, `cap`, `block`, an array size, `horizon`, a "
+                                "rate) name the value with a `let` both use", e.pos)
             raise FoldError(f"`{e.name}` with {len(e.args)} argument(s) is not a constant "
                             f"function", e.pos)
         args = [fold_const(a, lookup, env) for a in e.args]

@@ -18,6 +18,8 @@ from serq.lang.walk import all_stmts
 from serq.lang.words import (CONTEXT, DISTS, FUNCTIONS, RENAMED_CONTEXT)
 from serq.ir.fold import fold_ir, draws_ir
 
+NAN_HELP = "help: a constant is a number or `inf`; `0/0` and `inf - inf` are not"
+
 MOMENT_TEXT = {
     "Session": "a session statement, a run or a hold's cache",
     "Evict": "an eviction key or spill clause",
@@ -128,15 +130,24 @@ class Linker:
             return self.lets[name]
         if name == "inf":
             return math.inf
-        raise FoldError(f"`{name}` is not a constant", pos,
-                        ("help: declare this constant or use the name of an existing "
-                         "constant",))
+        near = closest(name, list(self.lets))
+        if near is not None:
+            at = self.let_pos[near]
+            extra = (f"help: did you mean constant `{near}`?",
+                     f"note: `{near}` declared at {at.line}:{at.col}")
+        else:
+            extra = ("help: declare this constant or use the name of an existing constant",)
+        raise FoldError(f"`{name}` is not a constant", pos, extra)
 
-    def fold(self, e):
+    def fold(self, e, what=None):
+        """A constant; with `what`, one that may not be NaN ("{what} is NaN")."""
         try:
-            return fold_const(e, self.const_lookup)
+            v = fold_const(e, self.const_lookup)
         except FoldError as err:
             lerr(err.message, err.pos, err.extra)
+        if what is not None and v != v:
+            lerr(f"{what} is NaN", extra=(NAN_HELP,))
+        return v
 
     def fold_lets(self):
         for d in self.p.lets:
@@ -146,15 +157,13 @@ class Linker:
                     try:
                         v = fold_const(v, self.const_lookup)
                     except FoldError as err:
-                        lerr(f"--set {d.name}: {err.message}")
+                        lerr(f"--set {d.name}: {err.message}", extra=err.extra)
                 if v != v:
-                    lerr(f"--set {d.name}: the value is NaN")
+                    lerr(f"--set {d.name}: the value is NaN", extra=(NAN_HELP,))
             else:
                 v = self.fold(d.expr)
                 if v != v:
-                    lerr(f"`let {d.name}` is NaN",
-                         extra=("help: a constant is a number or `inf`; `0/0` and "
-                                "`inf - inf` are not",))
+                    lerr(f"`let {d.name}` is NaN", extra=(NAN_HELP,))
             self.lets[d.name] = v
             self.let_pos.setdefault(d.name, d.pos)
 
@@ -187,12 +196,10 @@ class Linker:
         out = []
         for d in self.p.pools:
             fam = self.pools[d.name]
-            cap = math.inf if d.cap is None else self.fold(d.cap)
-            if cap != cap:
-                lerr(f"pool `{d.name}`: cap is NaN")
+            cap = math.inf if d.cap is None else self.fold(d.cap, f"pool `{d.name}`: cap")
             block = None
             if d.block is not None:
-                block = self.fold(d.block)
+                block = self.fold(d.block, f"pool `{d.name}`: block")
                 if not block > 0:
                     lerr(f"pool `{d.name}`: block must be positive")
             evict = T.EvictLru() if d.evict is None else T.EvictBy(
@@ -218,7 +225,7 @@ class Linker:
         for d in self.p.stages:
             fam = self.stages[d.name]
             if d.kind == "fifo":
-                n = self.fold(d.arg)
+                n = self.fold(d.arg, f"stage `{d.name}`: fifo server count")
                 if not (math.isfinite(n) and n >= 1 and n == math.floor(n)):
                     lerr(f"stage `{d.name}`: fifo servers must be a positive integer")
                 kinds = [T.Fifo(int(n))] * fam.count
@@ -247,13 +254,21 @@ class Linker:
                 out.append(T.Stage(d.name, i if fam.array else None, kinds[i]))
         return out
 
+    @staticmethod
+    def suggest(table, name, what):
+        """The help (and note) lines of an unknown pool or stage: the near name and where
+        it is declared, or the generic help."""
+        near = closest(name, list(table))
+        if near is None:
+            return (f"help: declare this {what} or use the name of an existing {what}",)
+        at = table[near].pos
+        return (f"help: did you mean {what} `{near}`?",
+                f"note: `{near}` declared at {at.line}:{at.col}")
+
     def family(self, table, name, pos, what):
         f = table.get(name)
         if f is None:
-            near = closest(name, list(table))
-            help_ = (f"help: did you mean {what} `{near}`?" if near else
-                     f"help: declare this {what} or use the name of an existing {what}")
-            lerr(f"unknown {what} `{name}`", pos, extra=(help_,))
+            lerr(f"unknown {what} `{name}`", pos, extra=self.suggest(table, name, what))
         return f
 
     # -- attributes -----------------------------------------------------------------------
@@ -276,11 +291,9 @@ class Linker:
                 if name in ("now", "inf"):
                     where = "every expression"
                 else:
-                    where = " or ".join(MOMENT_TEXT[m] for m in CTX_MOMENTS[name])
-                extra = ()
-                if name not in self.lets:
-                    extra = ("help: give the session attribute a name of its own "
-                             "(docs/api/context.md lists the context variables)",)
+                    where = ", or ".join(MOMENT_TEXT[m] for m in CTX_MOMENTS[name])
+                extra = (f"help: give the {what[2:]} a name of its own "
+                         f"(docs/api/context.md lists the context variables)",)
                 lerr(f"`{name}` is a name the language supplies, read in {where}; {what} "
                      f"named `{name}` would be read there instead", extra=extra)
 
@@ -298,7 +311,8 @@ class Linker:
         kind, e, pos = w.arrival
         if kind == "renewal":
             return T.Renewal(self.expr(e))
-        v = self.fold(e)
+        v = self.fold(e, {"poisson": "the poisson rate", "batch": "the batch size",
+                          "closed": "the closed population"}.get(kind))
         if kind == "poisson":
             return T.Poisson(v)
         n = cast_u64(v)
@@ -309,7 +323,8 @@ class Linker:
         o = self.opts
 
         def get(key):
-            return self.fold(r[key][0]) if key in r else None
+            what = "arrivals" if key == "arrivals" else f"the {key}"
+            return self.fold(r[key][0], what) if key in r else None
 
         horizon = o.get("horizon")
         if horizon is None:
@@ -470,10 +485,7 @@ class Linker:
         name = r.name if r.member is None else f"{r.name}.{r.member}"
         fam = table.get(name)
         if fam is None:
-            near = closest(name, list(table))
-            help_ = (f"help: did you mean {what} `{near}`?" if near else
-                     f"help: declare this {what} or use the name of an existing {what}")
-            lerr(f"unknown {what} `{name}`", r.pos, extra=(help_,))
+            lerr(f"unknown {what} `{name}`", r.pos, extra=self.suggest(table, name, what))
         if r.index is None:
             if fam.array:
                 lerr(f"{what} `{name}` is an array; index it", call[0] if call else None,

@@ -284,7 +284,7 @@ class Parser:
                 fail(f"--def {name}: `def {name}` is statements; --def replaces the body "
                      f"of an expression definition", nt.pos)
             body = [Token(x.kind, x.val, Pos(nt.pos.src, nt.pos.line, nt.pos.col,
-                                             nt.pos.length, nt.pos.uses))
+                                             x.pos.length, nt.pos.uses))
                     for x in self.defs_override[name][:-1]]
         if any(x.kind == IDENT and x.val == name for x in body):
             fail(f"`{name}` uses itself", nt.pos)
@@ -367,7 +367,7 @@ class Parser:
         ut = self.next()
         st = self.peek()
         if st.kind != STR:
-            fail(f"expected a string, found {describe(st)}", st.pos)
+            fail(f"expected string, found {describe(st)}", st.pos)
         self.next()
         self.expect("Semi")
         path = st.val
@@ -795,7 +795,10 @@ class Parser:
         return d
 
     def stage_kind(self, name, size, pos, link_latency=False):
-        kt = self.expect_ident()
+        kt = self.peek()
+        if kt.kind != IDENT:
+            fail(f"unknown stage kind {describe(kt)}", kt.pos)
+        self.next()
         k = kt.val
         d = A.StageD(name, size, pos, k)
         if k == "fifo":
@@ -909,7 +912,7 @@ class Parser:
                 self.next()
                 st = self.peek()
                 if st.kind != STR:
-                    fail(f"expected a string, found {describe(st)}", st.pos)
+                    fail(f"expected string, found {describe(st)}", st.pos)
                 self.next()
                 w.trace = st.val
                 w.ordered = bool(self.accept_word("ordered"))

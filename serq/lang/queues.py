@@ -62,7 +62,7 @@ def serving_form(p, side, out):
                 fail(f"no stage declared above plays `{role}`: name a stage `{role}`, declare "
                      f"a `step` engine, or write `{role} on STAGE (...)`", t.pos)
             shown = " or ".join(f"`{w}`" for w in wanted)
-            fail(f"no stage declared above plays {shown}: name a stage {shown}, or write "
+            fail(f"no stage declared above plays `{role}`: name a stage {shown}, or write "
                  f"`{role} on STAGE (...)`", t.pos)
         if len(cands) > 1:
             fail(f"several stages play `{role}` ({', '.join(s.name for s in cands)}): write "
