@@ -415,6 +415,7 @@ class StepStage(Stage):
         kvb = 0.0
         kvp = 0.0
         full = False
+        append = assign.append
         while not full:
             ver = self.rver
             for j in res:
@@ -432,27 +433,32 @@ class StepStage(Stage):
                 tokens = want if (want <= left or left != left) else left  # f64::min
                 if not tokens > 0:
                     continue
-                o = j.owner
-                g = j.growing
-                if g is not None and o is not None:
+                ge = j.gent  # (hold, entry, owner) of a growing job with an owner
+                if ge is None and j.growing is not None and j.owner is not None:
+                    if j.owner.status == GROWING:
+                        continue
+                    ge = j.gent = self.growing_entry(j.owner, j.growing)
+                if ge is not None:
+                    h, e, o = ge
                     if o.status == GROWING:
                         continue
-                    ge = j.gent
-                    if ge is None:
-                        ge = j.gent = self.growing_entry(o, g)
-                    h, e = ge
                     need = e.pos + tokens - e.alloc
-                    if need > EPS and not sim.grow(o, g, need, j):
-                        if self.rver != ver:
-                            break  # the list changed under the pass: start again
-                        continue
+                    if need > EPS:
+                        grown = sim.grow(o, j.growing, need, j)
+                        if self.rver != ver:  # the list changed under the pass
+                            if grown:
+                                ver = -1  # serve this job, then start again
+                            else:
+                                break  # start again
+                        if not grown:
+                            continue
                     if not decode:
                         attn += tokens * (e.pos + tokens / 2.0)
                     e.pos += tokens
                     h.grown = True
                 elif not decode:
                     attn += tokens * tokens / 2.0
-                assign.append([j, tokens])
+                append([j, tokens])
                 ntok += tokens
                 e = j.kv1
                 if e is not None:  # one entry: its allocation is the sum (never -0.0)
@@ -471,7 +477,7 @@ class StepStage(Stage):
                 if left <= 0:
                     full = True
                     break
-                if self.rver != ver:
+                if ver < 0:
                     break
             else:  # every resident served: admit a waiting hold, if one fits
                 if left > 0 and not sim.n_preemptions > pre0 and self.admit_bound(left):
@@ -494,7 +500,7 @@ class StepStage(Stage):
         if h is None:
             name = sim.p.pools[g].name
             sim.fail(f"`growing {name}` outside a hold of it", o, f"growing {name}")
-        return h, h.entry(g)
+        return h, h.entry(g), o
 
     def admit_bound(self, left):
         """Admit one waiting hold of an ``admit via`` pool inside the iteration (§8.8)."""
@@ -543,6 +549,20 @@ class StepStage(Stage):
                 done.append(j)
             decode = j.decode
             s = j.owner
+            if decode and s is not None:
+                last = s.last_token
+                if last is not None and last[0] == s.attrs[slot_turn]:
+                    # the common token: a decode after a token of the same turn
+                    if warm:
+                        itl.append(now - last[1])
+                    last[1] = now
+                    if last[2] is not self:
+                        last[2] = self
+                    if not last[3]:
+                        last[3] = True
+                    if last[4]:
+                        last[4] = False
+                    continue
             if (decode or fin) and s is not None:
                 turn = s.attrs[slot_turn]
                 last = s.last_token
