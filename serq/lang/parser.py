@@ -847,27 +847,25 @@ class Parser:
                 st = self.peek()
                 if self.accept_word("admission"):
                     d.serve = None
-                elif st.is_word("decode") and self.peek(1).is_word("first"):
+                elif st.is_word("decode"):
                     self.next()
-                    self.next()
+                    self.expect_word("first")
                     d.serve = "first"
-                elif st.is_word("exclusive") and self.peek(1).is_word("prefill"):
+                elif st.is_word("exclusive"):
                     self.next()
-                    self.next()
+                    self.expect_word("prefill")
                     d.serve = "excl"
                 elif st.is_word("by"):
                     self.next()
                     d.serve = self.key_list()
                 else:
                     bad = st
-                    if st.is_word("decode") or st.is_word("exclusive"):
-                        bad = self.peek(1)
                     fail("`serve` takes `admission`, `decode first`, `exclusive prefill` or "
                          f"`by (keys)`, found {describe(bad)}", bad.pos)
-            elif o == "exclusive" and self.at_word("prefill"):
+            elif o == "exclusive":
                 fail("`exclusive prefill;` is now `serve exclusive prefill;`: a step stage "
                      "serves its residents in one way", self.peek().pos)
-            elif o == "decode" and self.at_word("first"):
+            elif o == "decode":
                 fail("`decode first;` is now `serve decode first;`: a step stage serves its "
                      "residents in one way", self.peek().pos)
             else:

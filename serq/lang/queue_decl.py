@@ -116,9 +116,12 @@ def parse_queue(p):
     serve_seen = False
     while not p.at("RBrace"):
         t = p.peek()
-        w = t.val if t.kind == IDENT else None
-        if w == "pool" and p.peek(1).kind == IDENT:
-            if serve_seen or q.nic is not None or q.entries:
+        if t.kind != IDENT:
+            fail(f"expected `pool`, `serve` or an entry in queue `{name}`, found {describe(t)}",
+                 t.pos)
+        w = t.val
+        if w == "pool":
+            if serve_seen or q.entries:
                 fail(f"queue `{name}` declares its pools first, above its `serve` and entries",
                      t.pos)
             p.next()
@@ -133,10 +136,10 @@ def parse_queue(p):
             q.pools[pt.val] = d
             p.out.pools.append(d)
         elif w == "serve":
-            if serve_seen:
-                fail(f"`serve` twice: queue `{name}` is one stage", t.pos)
             if q.entries:
                 fail(f"queue `{name}` declares its `serve` above its entries", t.pos)
+            if serve_seen:
+                fail(f"`serve` twice: queue `{name}` is one stage", t.pos)
             p.next()
             serve_seen = True
             link = "link" in roles
@@ -188,6 +191,8 @@ def check_roles(q):
             fail(f"queue `{q.name}` plays `{role}` and has no `{verb}` entry", q.pos_kw)
     for e in q.entries:
         spec = ENTRY_ROLE.get(e.verb)
+        if e.src is not None and e.verb != "decode":
+            fail(f"`{e.verb}` is not an entry of any role: `{e.verb}` takes no `from`", e.pos)
         if spec is None:
             fail(f"`{e.verb}` is not an entry of any role", e.pos)
         role, n, shown = spec
@@ -214,6 +219,11 @@ def parse_entry(p, q):
         src, src_pos = st.val, st.pos
     if q.entry(vt.val, src is not None) is not None:
         fail(f"queue `{q.name}` has `{vt.val}` twice", vt.pos)
+    spec = ENTRY_ROLE.get(vt.val)
+    if spec is not None and (src is None or vt.val == "decode") and len(params) != spec[1]:
+        # the reference counts the parameters of a role's entry before its body
+        fail(f"`{q.name}.{vt.val}` takes {spec[1]} parameter(s), as the role says "
+             f"(`{spec[2]}`); it declares {len(params)}", vt.pos)
     e = Entry(q, vt.val, vt.pos, params, src, src_pos)
     saved = p.in_entry
     p.in_entry = q
