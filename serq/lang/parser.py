@@ -19,6 +19,9 @@ from serq.lang.words import (DISTS, FUNCTION_NAMES, KEYWORDS, LIVE_FUNCTIONS, RE
                              CONTEXT, retired_name)
 
 MAX_EXPANSION = 100000
+STATEMENT_WORDS = frozenset(("turn", "end", "request", "set", "observe", "hold", "grow",
+                             "load", "drop", "release", "run", "branch", "loop", "choose",
+                             "mark"))
 OPEN = {"LParen": "RParen", "LBracket": "RBracket", "LBrace": "RBrace"}
 CLOSE = {"RParen", "RBracket", "RBrace"}
 CMP = {"Lt": "Lt", "Le": "Le", "Gt": "Gt", "Ge": "Ge", "EqEq": "Eq", "Ne": "Ne"}
@@ -214,7 +217,6 @@ class Parser:
         self.expect("LBracket")
         t = self.peek()
         e = self.expr()
-        self.expect("RBracket")
         reads = set()
         try:
             v = fold_const(e, self.let_lookup(reads))
@@ -232,6 +234,7 @@ class Parser:
         if v > 10000:
             fail(f"array size {show_f64(v)} is more than a family holds (10000): every "
                  f"member is a pool or stage of its own", t.pos)
+        self.expect("RBracket")  # the reference folds the size before it looks for `]`
         return int(v)
 
     # -- def and use ----------------------------------------------------------------------
@@ -1008,7 +1011,8 @@ class Parser:
         k1 = self.peek(1).kind
         if w in ("prefill", "decode", "tool", "transfer"):
             return self.Q.serving_form(self, side, out)
-        if k1 in ("Dot", "LBracket"):
+        if k1 in ("Dot", "LBracket") and w not in STATEMENT_WORDS:
+            # a statement's keyword comes first: `run . d` is a `run` missing its stage
             return self.Q.queue_call_stmt(self, side, out)
         if w == "turn":
             if side == "server":

@@ -579,8 +579,7 @@ def leased_pool(q):
 def expand_call(p, c, stack):
     q = p.queues.get(c.queue)
     if q is None:
-        fail("a queue's entry call survived parsing: the parser expands it in place",
-             link=True)
+        fail(f"`{c.queue}.{c.verb}`: no queue `{c.queue}` is declared", c.pos)
     who = f"`{q.name}.{c.verb}`"
     if q.size is not None and c.index is None:
         fail(f"{who}: `{q.name}` is a family of {q.size}; index it", c.pos)

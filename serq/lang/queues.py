@@ -178,7 +178,7 @@ def mark_stmt(p, name_tok):
 def entry_run(p, t):
     q = p.in_entry
     if q is None:
-        fail("`run` names a stage: `run STAGE (X)`", t.pos)
+        fail("`run` names a stage: `run STAGE (X)`", p.peek().pos)
     if not q.has_serve:
         fail(f"`run (…)` in queue `{q.name}`, which has no `serve`", p.peek().pos)
     p.expect("LParen")
