@@ -114,10 +114,18 @@ def parse_expression(text, context):
 
 
 def assemble(parser, parsed):
-    from serq.lang.queue_decl import expand_calls
+    from serq.lang.queue_decl import expand_calls, gateway_of
     w = parsed.workload
     wl_session = w.session if w is not None else None
     server = parsed.server
+    requests = ([s for s in all_stmts(wl_session) if type(s) is A.RequestS]
+                if wl_session is not None else [])
+    for s in requests:  # the gateways first, as the reference
+        if s.gateway is not None:
+            gateway_of(parser, s)
+    if server is None and any(s.gateway is None for s in requests):
+        fail("`request;` needs a `server` block; name a gateway with `request NAME;`",
+             next(s for s in requests if s.gateway is None).pos)
     if wl_session is not None and parsed.session is not None:
         fail("a program has one session: inside `workload` or at top level, not both",
              parsed.eof)

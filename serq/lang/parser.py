@@ -1037,8 +1037,8 @@ class Parser:
             self.next()
             g = None
             gpos = None
-            if self.at(IDENT):
-                gt = self.next()
+            if not self.at("Semi"):
+                gt = self.expect_ident()
                 g, gpos = gt.val, gt.pos
             self.expect("Semi")
             out.append(A.RequestS(g, t.pos, gpos))

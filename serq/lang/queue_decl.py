@@ -797,13 +797,18 @@ def pull_transfer(s, env):
 # gateways and `Q.x` reads
 
 
-def route_of(parser, req):
+def gateway_of(parser, req):
     q = parser.queues.get(req.gateway)
     if q is None:
         fail(f"`request {req.gateway}`: no queue `{req.gateway}` is declared", req.name_pos)
     if "gateway" not in q.roles:
         fail(f"`request {req.gateway}`: queue `{req.gateway}` does not play `gateway`",
              req.name_pos)
+    return q
+
+
+def route_of(parser, req):
+    q = gateway_of(parser, req)
     e = q.entry("route", False)
     c = A.QueueCallS(q.name, None, "route", [], None, None, req.pos, req.name_pos)
     env = Env(q, e, c, None, None, None, True)
