@@ -309,8 +309,10 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
                 if s.status == 0:
                     execute(s)
             for pl in pools:
-                pl.retry_growers()
-                pl.try_admit()
+                if pl.growers:
+                    pl.retry_growers()
+                if pl.queue and pl.admit_via is None:
+                    pl.try_admit()
             if not ready:
                 break
         heap = self.heap

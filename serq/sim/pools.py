@@ -225,11 +225,15 @@ class PoolState:
         if self.admit_via is not None or not self.queue:
             return
         sim = self.sim
-        while self.queue:
+        q = self.queue
+        while q:
             req = self.next_waiter()
             if not sim.req_fits(req):
                 return
-            self.queue.remove(req)
+            if req is q[0]:
+                q.popleft()
+            else:
+                q.remove(req)
             sim.admit(req)
 
     def retry_growers(self):
@@ -677,6 +681,9 @@ class PoolOps:
         cap = pl.cap + EPS
         if pl.used + pl.cached + need <= cap or not pl.entries:
             return
+        if pl.evict_keys is None and pl.spill is None and pl.lru_sorted:
+            self.evict_lru(pl, need, cap)
+            return
         prev = self.cur
         keys = pl.evict_keys
         # Only the entries present now are candidates: with spill tiers that spill back into
@@ -717,6 +724,36 @@ class PoolOps:
             if pl.spill is not None:
                 self.spill(pl, ent, piece)
         self.cur = prev
+
+    def evict_lru(self, pl, need, cap):
+        """``make_room``'s loop for ``evict lru`` without spill while the entries are in LRU
+        order: the same pieces, in the same order, with the totals in locals."""
+        entries = pl.entries
+        block = pl.block
+        used = pl.used
+        cached = pl.cached
+        units = pl.evicted_units
+        gone = 0
+        while used + cached + need > cap and entries:
+            ent = next(iter(entries.values()))
+            size = ent.size
+            while True:  # its pieces, while it lasts and room is still short
+                piece = block if block is not None else size
+                if piece > size:
+                    piece = size
+                size -= piece
+                cached -= piece
+                units += piece
+                if size <= EPS:
+                    del entries[ent.key]
+                    gone += 1
+                    break
+                if not used + cached + need > cap:
+                    break
+            ent.size = size
+        pl.cached = cached
+        pl.evicted_units = units
+        pl.evicted_entries += gone
 
     def spill(self, pl, ent, piece):
         to, via, work_fn, when_fn = pl.spill

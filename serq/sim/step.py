@@ -515,7 +515,10 @@ class StepStage(Stage):
             sim.admit_budget = None
             if not ok:
                 return False
-            pl.queue.remove(req)
+            if req is pl.queue[0]:
+                pl.queue.popleft()
+            else:
+                pl.queue.remove(req)
             sim.admit(req)
             ready = sim.ready
             while ready:
