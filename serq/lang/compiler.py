@@ -131,6 +131,17 @@ def assemble(parser, parsed):
              parsed.eof)
     if server is not None and wl_session is None:
         fail("`server` needs a `session` inside `workload` that says `request;`", server[1])
+    if wl_session is not None:
+        bare = [s for s in requests if s.gateway is None]
+        if not requests and server is None:
+            fail("a `session` inside `workload` is written against a `server` block; name a "
+                 "gateway with `request NAME;`, or write `session` at top level",
+                 w.session_pos)
+        if server is not None and not bare:
+            fail("`server` is never requested: the workload's session has no `request;`",
+                 server[1])
+    if parser.deferred is not None:  # the first def use reading a live value
+        raise parser.deferred
     for blk in (w.init if w else None, w.turn if w else None):
         if blk:
             expand_calls(parser, blk)
@@ -138,17 +149,6 @@ def assemble(parser, parsed):
         session = parsed.session[0] if parsed.session is not None else []
         expand_calls(parser, session)
         return session
-    requests = [s for s in all_stmts(wl_session) if type(s) is A.RequestS]
-    bare = [s for s in requests if s.gateway is None]
-    if bare and server is None:
-        fail("`request;` needs a `server` block; name a gateway with `request NAME;`",
-             bare[0].pos)
-    if not requests and server is None:
-        fail("a `session` inside `workload` is written against a `server` block; name a "
-             "gateway with `request NAME;`, or write `session` at top level", w.session_pos)
-    if server is not None and not bare:
-        fail("`server` is never requested: the workload's session has no `request;`",
-             server[1])
     if server is not None:
         expand_calls(parser, server[0])
     expand_calls(parser, wl_session)

@@ -12,6 +12,7 @@ import math
 import os
 
 from serq.lang import ast as A
+from serq.errors import CompileError
 from serq.lang.diagnostics import Pos, Source, fail
 from serq.lang.fold import FoldError, fold_const
 from serq.lang.lexer import EOF, IDENT, NUM, STR, Token, describe, lex, show_f64
@@ -90,6 +91,7 @@ class Parser:
         self.let_values = {}  # name -> (value or None, set of lets read)
         self.expanded = 0
         self.in_entry = None  # the queue whose entry is being parsed
+        self.deferred = None  # a CompileError raised after parsing
         self.queues = {}
         self.defs = {}
         from serq.lang import queues as Q
@@ -250,7 +252,7 @@ class Parser:
         if name in self.defs:
             fail(f"`{name}` is defined twice", nt.pos)
         for d in self.defs.values():
-            if any(t.kind == IDENT and t.val == name for t in d.body):
+            if calls(d.body, name):
                 fail(f"`{d.name}` uses `{name}`, which is defined after it: a definition "
                      f"uses the ones before it", nt.pos)
         self.expect("LParen")
@@ -289,7 +291,7 @@ class Parser:
             body = [Token(x.kind, x.val, Pos(nt.pos.src, nt.pos.line, nt.pos.col,
                                              x.pos.length, nt.pos.uses))
                     for x in self.defs_override[name][:-1]]
-        if any(x.kind == IDENT and x.val == name for x in body):
+        if calls(body, name):
             fail(f"`{name}` uses itself", nt.pos)
         d = Def(name, params, body, is_expr, nt.pos)
         self.scan_def_body(d)
@@ -299,11 +301,9 @@ class Parser:
                 continue
             prev = body[k - 1] if k else None
             nxt = body[k + 1] if k + 1 < len(body) else None
-            bound = (prev is not None and prev.kind == IDENT
-                     and prev.val in ("set", "choose") and x.val in pnames)
-            bound = bound or (x.val in pnames and nxt is not None and nxt.kind == "Assign"
-                              and not (prev is not None and prev.kind == IDENT
-                                       and prev.val in ("let", "observe", "gauge")))
+            # the reference's rule: a parameter right before `=`, or right after `choose`
+            bound = (prev is not None and prev.is_word("choose") and x.val in pnames)
+            bound = bound or (x.val in pnames and nxt is not None and nxt.kind == "Assign")
             bound = bound or (x.val in pnames and prev is not None and prev.kind == IDENT
                               and prev.val in ("sum", "min", "max") and nxt is not None
                               and nxt.is_word("in"))
@@ -497,17 +497,26 @@ class Parser:
                     if prev is not None and prev.kind == "Tilde":
                         continue
                     if t.val in LIVE_FUNCTIONS and nxt is not None and nxt.kind == "LParen":
-                        fail(f"the argument for `{pname}` of `{d.name}` reads `{t.val}(…)`, "
+                        self.defer(f"the argument for `{pname}` of `{d.name}` reads `{t.val}(…)`, "
                              f"which changes while statements run: the body would read it "
                              f"where it reads the parameter, not here", nt.pos,
                              extra=(f"help: `set` the value first (`set t = {t.val}(…);`) "
                                     f"and pass the name",))
                     if t.val in CONTEXT and (nxt is None or nxt.kind != "LParen"):
-                        fail(f"an argument of `{d.name}` reads `{t.val}`, which changes while "
+                        self.defer(f"an argument of `{d.name}` reads `{t.val}`, which changes while "
                              f"statements run: the body would read it where it reads the "
                              f"parameter, not here", nt.pos,
                              extra=(f"help: `set` the value first (`set t = {t.val};`) and "
                                     f"pass the name",))
+
+    def defer(self, message, pos, extra=()):
+        """An error the reference reports after parsing, when the session is assembled:
+        the first one found is kept."""
+        if self.deferred is None:
+            try:
+                fail(message, pos, extra=extra)
+            except CompileError as err:
+                self.deferred = err
 
     def def_use(self, as_statement):
         """If the current token starts a use of a def, expand it and return True."""
@@ -1237,6 +1246,12 @@ def is_reference(toks) -> bool:
                     return False
         return True
     return False
+
+
+def calls(body, name):
+    """Whether def body tokens use `name` as the reference sees a use: `name (`."""
+    return any(t.kind == IDENT and t.val == name and body[k + 1].kind == "LParen"
+               for k, t in enumerate(body[:-1]))
 
 
 def os_error_text(e: OSError) -> str:
