@@ -642,10 +642,10 @@ class Parser:
                         args.append(self.call_arg())
                 self.expect("RParen")
                 return A.Call(w, args, t.pos)
-            if k1.kind == "Dot" and self.peek(2).kind == IDENT:
+            if k1.kind == "Dot":
                 self.next()
                 self.next()
-                m = self.next()
+                m = self.expect_ident()
                 return A.Dotted(w, m.val, t.pos)
             if k1.kind == "LBracket":
                 j = self.skip_brackets(self.i + 1)
@@ -675,6 +675,24 @@ class Parser:
             j += 1
         return None
 
+    def skip_square(self, j):
+        """Index after the ``[ ... ]`` starting at j, counting only square brackets, as
+        the reference's look-ahead for a reference argument (None if unclosed)."""
+        depth = 0
+        toks = self.toks
+        while j < len(toks):
+            k = toks[j].kind
+            if k == "LBracket":
+                depth += 1
+            elif k == "RBracket":
+                depth -= 1
+                if depth == 0:
+                    return j + 1
+            elif k == EOF:
+                return None
+            j += 1
+        return None
+
     def call_arg(self):
         """A call argument: a reference when it is a lone name, ``name[...]``, ``name.x``
         or ``name[...].x`` directly followed by `,` or `)`; else an expression."""
@@ -682,7 +700,7 @@ class Parser:
         if t.kind == IDENT:
             j = self.i + 1
             if self.toks[j].kind == "LBracket":
-                j = self.skip_brackets(j)
+                j = self.skip_square(j)
             if j is not None and self.toks[j].kind == "Dot" and self.toks[j + 1].kind == IDENT:
                 j += 2
             if j is not None and self.toks[j].kind in ("Comma", "RParen") and not (
