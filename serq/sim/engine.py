@@ -167,74 +167,11 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
 
     def run(self):
         self.start()
+        make_loop(self)()  # the event loop (generated: see make_loop)
         p = self.p
-        heap = self.heap
         horizon = p.horizon
         limit = self.limit
-        limited = limit is not None
         gauges = bool(self.gauge_fns)
-        handlers = (self.on_warmup, self.on_arrive, self.on_finish, self.on_iter_end,
-                    self.on_lease_end)
-        # bound methods looked up once: the loop runs once per event
-        finishers = [getattr(st, "finish", None) for st in self.stages]
-        on_arrive = self.on_arrive
-        settle = self.settle
-        # settle_plain, inline, where it applies
-        plain = settle == self.settle_plain and self.record_ns["ALL_INLINE"]
-        ready = self.ready
-        popleft = ready.popleft
-        execute = self.execute
-        record = self.record
-        pop = heapq.heappop
-        same_instant = 0
-        now = self.now
-        events = self.events
-        try:
-            # `while True` and a break, not `while heap`: CPython 3.11 specializes a
-            # function's bytecode after 8 calls or 8 unconditional backward jumps, and a
-            # `while cond:` loop ends in a conditional one, so the loop of a function
-            # called once (this one) would run unspecialized to the end.
-            while True:
-                if plain or not heap or (limited and self.arrivals >= limit and self.live == 0):
-                    break
-                ev = pop(heap)
-                t = ev[0]
-                if t > horizon:
-                    heapq.heappush(heap, ev)  # the same heap (a heap push of its minimum)
-                    break
-                if t > now:
-                    if gauges:
-                        self.read_gauges()
-                    same_instant = 0
-                else:
-                    same_instant += 1
-                    if same_instant > INSTANT_EVENT_LIMIT:
-                        self.fail(f"run: the clock cannot move past {show(now)}: "
-                                  f"{INSTANT_EVENT_LIMIT} events happened at that instant (a "
-                                  f"loop of events that takes no time, such as a step stage of "
-                                  f"cost 0 whose hold preempts itself)")
-                self.now = now = t
-                events += 1
-                kind = ev[2]
-                if kind == EV_FINISH:
-                    finishers[ev[3]](ev[4], ev[5])
-                elif kind == EV_ARRIVE:
-                    on_arrive(None, None, None)
-                else:
-                    handlers[kind](ev[3], ev[4], ev[5])
-                if plain:
-                    while ready:
-                        s = popleft()
-                        if s.status == 0:
-                            execute(s)
-                    record()
-                else:
-                    settle()
-        finally:
-            if not plain:
-                self.events = events  # kept in a local while the loop runs
-        if plain:
-            make_plain_loop(self)()
         if gauges:
             self.read_gauges()
         self.record_sync()
@@ -300,6 +237,11 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
 
     # -- settle (interpreter.md §4) ---------------------------------------------------------
     def settle(self):
+        self.settle_core()
+        self.record()
+
+    def settle_core(self):
+        """``settle`` but the statistics (the event loop records them itself)."""
         ready = self.ready
         pools = self.pools
         execute = self.execute
@@ -322,7 +264,6 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
             st.settle(pending_now)
         if self.flows_dirty:
             self.recompute_flows()
-        self.record()
 
     def settle_plain(self):
         """``settle`` of a program without pools, settling stages or flows: only the ready
@@ -379,11 +320,11 @@ def make_record(sim):
     """
     from serq.sim.pools import PoolState
     from serq.sim.stages import Stage
-    ns = {"S": sim, "L": 0.0, "ALL_INLINE": True}
+    ns = {"S": sim, "L": 0.0}
     avgs = []
     lines = ["def record():", "    global L", "    now = S.now", "    dt = now - L", "    L = now"]
 
-    table = ns["AVGS"] = []  # (name, value, lines before): what make_plain_loop inlines
+    table = ns["ITEMS"] = []  # (name, value, lines before) or a call: what make_loop inlines
 
     def put(avg, value, pre=()):
         if avg.last != 0.0:
@@ -404,7 +345,7 @@ def make_record(sim):
         else:
             ns[f"ST{i}"] = st
             lines.append(f"    ST{i}.record(now)")
-            ns["ALL_INLINE"] = False
+            table.append(f"ST{i}.record(now)")
     for i, pl in enumerate(sim.pools):
         ns[f"P{i}"] = pl
         if type(pl).record is PoolState.record:
@@ -414,7 +355,7 @@ def make_record(sim):
             put(pl.holders_avg, f"len(P{i}.holders)")
         else:
             lines.append(f"    P{i}.record(now)")
-            ns["ALL_INLINE"] = False
+            table.append(f"P{i}.record(now)")
     lines += ["def record_from(t):", "    global L", "    L = t",
               "def record_sync():"] + [f"    {name}.last = L" for name in avgs] + ["    pass"]
     exec(compile("\n".join(lines) + "\n", "<serq record>", "exec"), ns)
@@ -422,7 +363,7 @@ def make_record(sim):
     return ns["record"], ns["record_from"], ns["record_sync"]
 
 
-PLAIN_LOOP = """
+LOOP = """
 def loop():
     heap = S.heap
     pop = heapq.heappop
@@ -432,7 +373,9 @@ def loop():
     gauges = bool(S.gauge_fns)
     handlers = (S.on_warmup, S.on_arrive, S.on_finish, S.on_iter_end, S.on_lease_end)
     finishers = [getattr(st, "finish", None) for st in S.stages]
+    iter_ends = [getattr(st, "iter_end", None) for st in S.stages]
     on_arrive = S.on_arrive
+    settle_core = S.settle_core
     ready = S.ready
     popleft = ready.popleft
     execute = S.execute
@@ -442,7 +385,7 @@ def loop():
     L = NS["L"]
 {load}
     try:
-        while True:  # not `while heap:` (see Sim.run)
+        while True:  # not `while heap:` (see make_loop)
             if not heap or (limited and S.arrivals >= limit and S.live == 0):
                 break
             ev = pop(heap)
@@ -463,6 +406,8 @@ def loop():
             kind = ev[2]
             if kind == 2:
                 finishers[ev[3]](ev[4], ev[5])
+            elif kind == 3:
+                iter_ends[ev[3]](ev[4])
             elif kind == 1:
                 on_arrive(None, None, None)
             else:
@@ -470,7 +415,19 @@ def loop():
                 if kind == 0:  # the warmup reset every average (not their values)
                     L = NS["L"]
 {reload}
-            while ready:  # settle_plain, with the executor's common step inline
+{settle}
+            dt = now - L  # record(), inline, its averages in locals
+            L = now
+{record}
+    finally:
+        S.events = events
+        NS["L"] = L
+{store}
+"""
+
+# settle_plain, with the executor's common step inline
+SETTLE_PLAIN = """
+            while ready:
                 s = popleft()
                 if s.status != 0:
                     continue
@@ -487,35 +444,40 @@ def loop():
                                 break
                             continue
                     execute(s)  # a frame or the session ends: the executor goes on
-                    break
-            dt = now - L  # record(), inline, its averages in locals
-            L = now
-{record}
-    finally:
-        S.events = events
-        NS["L"] = L
-{store}
-"""
+                    break"""
 
 
-def make_plain_loop(sim):
-    """The event loop of a program ``settle_plain`` applies to, generated so that the
-    settle and its ``record()`` are inline, and each inline time average's integral and
-    value live in local variables while the loop runs (written back when it stops; the
-    warmup, which resets them, reloads them). Same operations as ``Sim.run``'s loop.
+def make_loop(sim):
+    """The event loop of ``Sim.run``, generated so that the end of each settle, its
+    ``record()``, is inline, with each inline time average's integral and value in local
+    variables while the loop runs (written back when it stops; the warmup, which resets
+    them, reloads them). Where ``settle_plain`` applies, the settle itself is inline too,
+    with the executor's common step. The same operations, in the same order, as calling
+    ``settle()`` after each event.
+
+    The loop is ``while True`` with a break, not ``while heap:``: CPython 3.11 specializes
+    a function's bytecode after 8 calls or 8 unconditional backward jumps, and a ``while
+    cond:`` loop ends in a conditional one, so a loop run once would stay unspecialized.
     """
     ns = sim.record_ns
+    plain = sim.settle == sim.settle_plain
     load, reload, record, store = [], [], [], []
-    for k, (name, value, pre) in enumerate(ns["AVGS"]):
+    for k, item in enumerate(ns["ITEMS"]):
+        if type(item) is str:  # a record call of its own
+            record.append(f"            {item}")
+            continue
+        name, value, pre = item
         load.append(f"    i{k} = {name}.integral; v{k} = {name}.value")
         reload.append(f"                    i{k} = {name}.integral")
         record += [f"            {line}" for line in pre]
         record.append(f"            i{k} += v{k} * dt; v{k} = {value}")
         store.append(f"        {name}.integral = i{k}; {name}.value = v{k}")
-    src = PLAIN_LOOP.format(load="\n".join(load) or "    pass",
-                            reload="\n".join(reload) or "                    pass",
-                            record="\n".join(record) or "            pass",
-                            store="\n".join(store) or "        pass")
+    settle = SETTLE_PLAIN.strip("\n") if plain else "            settle_core()"
+    src = LOOP.format(load="\n".join(load) or "    pass",
+                      reload="\n".join(reload) or "                    pass",
+                      settle=settle,
+                      record="\n".join(record) or "            pass",
+                      store="\n".join(store) or "        pass")
     g = dict(ns)
     g.update(NS=ns, heapq=heapq, INSTANT_EVENT_LIMIT=INSTANT_EVENT_LIMIT)
     exec(compile(src, "<serq loop>", "exec"), g)
