@@ -49,17 +49,21 @@ def body_reads(block, name) -> bool:
     return False
 
 
-def apply_bindings(parser, h: A.HoldS, bindings):
+def check_order(bindings):
+    """A binding sees the ones before it: checked when the list is read, before `)`."""
     names = [b[0] for b in bindings]
-    env = {}
     for k, (name, e, pos) in enumerate(bindings):
-        if reads_name(e, name):
-            fail(f"the binding `{name}` reads itself", pos)
         for later in names[k + 1:]:
             if reads_name(e, later):
                 fail(f"`{name}` reads `{later}`, which is bound after it: a binding sees the "
                      f"ones before it", pos)
-        env[name] = subst(e, env)
+
+
+def apply_bindings(parser, h: A.HoldS, bindings):
+    names = [b[0] for b in bindings]
+    env = {}
+    for name, e, pos in bindings:
+        env[name] = subst(e, env)  # a binding reading its own name reads the outer one
     for p in h.pools:
         p.units = subst(p.units, env)
         p.reserve = subst(p.reserve, env)

@@ -1238,6 +1238,8 @@ class Parser:
             out.append((n.val, e, n.pos))
             if not self.accept("Comma"):
                 break
+        from serq.lang.bindings import check_order
+        check_order(out)
         self.expect("RParen")
         return out
 
