@@ -5,7 +5,9 @@ program with several problems reports.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
+from serq.errors import CompileError
 
 from serq.ir import types as T
 from serq.ir.arith import cast_u64
@@ -300,8 +302,12 @@ class Linker:
     def collect_leases(self, blocks):
         for b in blocks:
             for s in all_stmts(b):
-                if type(s) is A.HoldS and s.lease is not None:
-                    self.leased.append(self.cref(s.lease[0], "pool"))
+                if type(s) is A.HoldS and s.lease is not None and any(
+                        same_written(s.lease[0], hp.ref) for hp in s.pools):
+                    try:  # an unknown pool is reported where the hold names it
+                        self.leased.append(self.cref(s.lease[0], "pool"))
+                    except CompileError:
+                        pass
 
     # -- workload and run -----------------------------------------------------------------
 
@@ -416,10 +422,12 @@ class Linker:
             cache = None if s.cache is None else self.expr(s.cache)
             lease = None
             if s.lease is not None:
-                lref = self.cref(s.lease[0], "pool")
-                if lref not in refs:
-                    lerr(f"`lease {show_written(s.lease[0])}`: the hold does not take that "
-                         f"pool (write it as the hold does, index included)")
+                lr = s.lease[0]
+                if not any(same_written(lr, hp.ref) for hp in s.pools):
+                    shown = lr.name if lr.member is None else f"{lr.name}.{lr.member}"
+                    lerr(f"`lease {shown}`: the hold does not take that pool (write it as "
+                         f"the hold does, index included)")
+                lref = self.cref(lr, "pool")
                 lease = T.Lease(lref, self.expr(s.lease[1]))
             out[idx] = T.Hold(tuple(pools), reuse, body, cache, lease)
         elif t is A.GrowS:
@@ -464,9 +472,9 @@ class Linker:
         if lease_ok and ref in self.leased:
             return
         shown = show_written(aref)
-        same_name = any(self.pool_list[r.base].name == aref.name and r.base ==
-                        self.pools[aref.name].base for _, refs in holds for r in refs) \
-            if aref.name in self.pools else False
+        fam = self.pools.get(aref.name)
+        taken = [r for _, refs in holds for r in refs] + self.leased
+        same_name = fam is not None and any(r.base == fam.base for r in taken)
         if same_name:
             lerr(f"`{verb} {shown}` outside a hold of `{shown}`: write the pool as the hold "
                  f"does, index included")
@@ -638,6 +646,22 @@ class Linker:
         return total
 
     agg_terms = 0
+
+
+def same_written(a, b) -> bool:
+    """Whether two parse trees are written alike (positions apart)."""
+    if type(a) is not type(b):
+        return False
+    if not dataclasses.is_dataclass(a):
+        if isinstance(a, list):
+            return len(a) == len(b) and all(same_written(x, y) for x, y in zip(a, b))
+        return a == b
+    for f in dataclasses.fields(a):
+        if f.name == "pos" or f.name.endswith("_pos"):
+            continue
+        if not same_written(getattr(a, f.name), getattr(b, f.name)):
+            return False
+    return True
 
 
 def show_written(r) -> str:

@@ -352,7 +352,12 @@ def analyse_entry(p, q, e):
             if t is A.HoldS:
                 refs = [hp.ref for hp in s.pools]
                 if s.lease is not None:
-                    refs.append(s.lease[0])
+                    r = s.lease[0]
+                    if r.member is None and r.name not in q.pools and r.name != e.src \
+                            and all(x.member is not None or x.name in q.pools
+                                    or x.name == e.src for x in refs):
+                        fail(f"{who} leases `{r.name}`, which is not a pool of `{q.name}`",
+                             e.pos)
             elif t in POOL_VERBS:
                 refs = [s.ref]
             elif t is A.RunS and s.growing is not None:
