@@ -42,6 +42,8 @@ INSTANT_EVENT_LIMIT = 1_000_000
 class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
     def __init__(self, program: T.Program, trace=None):
         self.p = program
+        self.defer_index = False  # see ref_index
+        self.index_error = None
         # what an attribute reads where no session is (machine expressions, gauges): NaN
         self.na = [math.nan] * len(program.attrs)
         self.now = 0.0
@@ -121,8 +123,19 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
             i = int(v) if v < 1.8446744073709552e19 else (1 << 64) - 1
             if i >= count:
                 prefix = f"{kind} index" if kind else "index"
-                self.fail(f"{prefix} {i} out of range (count {count})", self.cur)
+                msg = f"{prefix} {i} out of range (count {count})"
+                if self.defer_index:
+                    # as the reference: the base member is used meanwhile, the statement (or
+                    # workload block) goes on, and its last such error stops the run after it
+                    self.index_error = (msg, self.cur)
+                    return base
+                self.fail(msg, self.cur)
         return base + int(v)
+
+    def raise_index_error(self):
+        msg, s = self.index_error
+        self.index_error = None
+        self.fail(msg, s)
 
     # -- events ---------------------------------------------------------------------------
     def schedule(self, t, kind, x=None, y=None, z=None):

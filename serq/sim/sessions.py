@@ -91,8 +91,31 @@ class SessionOps:
             self.block_cache[key] = ops  # filled in place: blocks may nest (never cyclic)
             stmts = self.p.blocks[idx]
             compiled = [self.compile_stmt(st, stream, workload) for st in stmts]
-            ops[:] = compiled if workload else self.fuse(stmts, compiled, stream)
+            if workload:
+                ops[:] = compiled
+            else:
+                for k, st in enumerate(stmts):
+                    if has_index(st):
+                        compiled[k] = self.deferring(compiled[k])
+                ops[:] = self.fuse(stmts, compiled, stream)
         return ops
+
+    def deferring(self, op):
+        """An op whose out-of-range indices are reported after it (the last one), as the
+        reference does; see ``Sim.ref_index``."""
+        S = self
+
+        def deferred(s):
+            S.defer_index = True
+            try:
+                r = op(s)
+            finally:
+                S.defer_index = False
+            if S.index_error is not None:
+                S.raise_index_error()
+            return r
+        deferred.indexed = True
+        return deferred
 
     # -- fusing straight-line statements ----------------------------------------------------
     def fuse(self, stmts, ops, stream):
@@ -105,7 +128,12 @@ class SessionOps:
         out = []
         run = []
         for st, op in zip(stmts, ops):
-            if type(st) is T.Set or type(st) is T.Observe:
+            if getattr(op, "indexed", False):  # keeps its own op, and reports after it
+                if run:
+                    out.append(self.fused_op(run, None, None, stream))
+                    run = []
+                out.append(op)
+            elif type(st) is T.Set or type(st) is T.Observe:
                 run.append(st)
             elif run or self.simple_run(st):
                 out.append(self.fused_op(run, st, op, stream))
@@ -183,8 +211,15 @@ class SessionOps:
     def run_workload_block(self, s, ops):
         prev = self.cur
         self.cur = s
-        for op in ops:
-            op(s)
+        outer = self.defer_index
+        self.defer_index = True  # the whole block runs; its last index error is reported
+        try:
+            for op in ops:
+                op(s)
+        finally:
+            self.defer_index = outer
+        if self.index_error is not None and not outer:
+            self.raise_index_error()
         self.cur = prev
 
     # -- executing (§6) -----------------------------------------------------------------------
@@ -426,6 +461,19 @@ class SessionOps:
             stages[i].add_job(s, w, mode, gp)
             return True
         return op
+
+
+def has_index(node):
+    """Whether a statement reads an indexed pool or stage (in its own expressions, not in
+    the blocks it runs)."""
+    t = type(node)
+    if t is T.CRef:
+        return node.index is not None or False
+    if t is tuple:
+        return any(has_index(x) for x in node)
+    if hasattr(node, "__dataclass_fields__"):
+        return any(has_index(getattr(node, f)) for f in node.__dataclass_fields__)
+    return False
 
 
 def lex_less(x, y):
