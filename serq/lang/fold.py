@@ -101,5 +101,5 @@ def agg_count(e, lookup, env=None):
     if not (math.isfinite(v) and v >= 1 and v == math.floor(v)):
         from serq.lang.lexer import show_f64
         raise FoldError(f"`{e.kind} {e.var} in`'s count must be a positive integer, found "
-                        f"{show_f64(v)}", e.count.pos)
+                        f"{show_f64(v)}", e.pos)
     return int(v)

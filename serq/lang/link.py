@@ -395,17 +395,17 @@ class Linker:
         elif t is A.RunS:
             stage = self.cref(s.stages[0], "stage")
             also = tuple(self.cref(r, "stage") for r in s.stages[1:])
-            work = self.expr(s.work)
             fam = self.stages[s.stages[0].name]
             is_step = fam.decl.kind == "step"
             mode = s.written_mode or "Plain"
             if is_step != (mode != "Plain"):
                 lerr("`prefill`/`decode` are required on a step stage and not allowed "
                      "elsewhere")
+            if s.growing is not None and not is_step:
+                lerr("`growing` needs a step stage")
+            work = self.expr(s.work)
             growing = None
             if s.growing is not None:
-                if not is_step:
-                    lerr("`growing` needs a step stage")
                 growing = self.cref(s.growing, "pool")
             out.append(T.Run(stage, mode, work, growing, also))
         elif t is A.HoldS:
@@ -586,7 +586,7 @@ class Linker:
             block = self.pool_list[ref.base].block
             fam = self.pools[a.name if a.member is None else f"{a.name}.{a.member}"]
             if block is None:
-                lerr(f"`blocksize({a.name})`: pool `{fam.name}` has no `block`", e.pos)
+                lerr(f"`blocksize({a.name})`: pool `{fam.name}` has no `block`", a.pos)
             return T.Num(self.fold(block))
         spec = FUNCTIONS.get(e.name)
         if spec is None:

@@ -741,8 +741,9 @@ class Parser:
             count = self.expr()
             self.expect("RParen")
         else:
+            self.next()  # the reference points past the token it names
             fail(f"`{kt.val} {vt.val} in` takes a number, a constant's name or `( expr )`, "
-                 f"found {describe(c)}", c.pos)
+                 f"found {describe(c)}", self.peek().pos)
         self.expect("LParen")
         body = self.expr()
         self.expect("RParen")
