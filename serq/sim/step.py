@@ -422,6 +422,30 @@ class StepStage(Stage):
                 if j.mark == mark:
                     continue
                 j.mark = mark
+                ge = j.gent
+                if ge is not None and j.decode and left >= 1.0 and j.work >= 1.0:
+                    # the common decode: one token, no growth needed; what the general
+                    # steps below do in that case
+                    h, e, o = ge
+                    if o.status != GROWING and not e.pos + 1.0 - e.alloc > EPS:
+                        e.pos += 1.0
+                        h.grown = True
+                        append([j, 1.0])
+                        ntok += 1.0
+                        e = j.kv1
+                        if e is not None:
+                            hk = e.alloc
+                        else:
+                            hk = 0.0
+                            for e in self.job_kv(j):
+                                hk += e.alloc
+                        dec += 1
+                        kvb += hk
+                        left -= 1.0
+                        if left <= 0:
+                            full = True
+                            break
+                        continue
                 w = j.work
                 decode = j.decode
                 if decode:
@@ -433,7 +457,7 @@ class StepStage(Stage):
                 tokens = want if (want <= left or left != left) else left  # f64::min
                 if not tokens > 0:
                     continue
-                ge = j.gent  # (hold, entry, owner) of a growing job with an owner
+                # ge: j.gent, (hold, entry, owner) of a growing job with an owner
                 if ge is None and j.growing is not None and j.owner is not None:
                     if j.owner.status == GROWING:
                         continue
