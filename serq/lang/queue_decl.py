@@ -15,6 +15,7 @@ from serq.lang import ast as A
 from serq.lang.diagnostics import fail
 from serq.lang.fold import FoldError, fold_const
 from serq.lang.lexer import IDENT, describe
+from serq.ir.types import BUILTIN_ATTRS
 from serq.lang.words import CONTEXT
 
 ROLES = ("gateway", "prefill", "decode", "link")
@@ -366,7 +367,11 @@ def analyse_entry(p, q, e):
                 if r.member is None and r.name not in q.pools and r.name != e.src:
                     fail(f"{who} holds `{r.name}`, which is not a pool of `{q.name}`: an "
                          f"entry allocates its queue's own pools", e.pos)
-    # a hold's header sees parameters, pools and the stage
+    # a hold's header sees parameters, pools and the stage (and the constants, the
+    # built-in attributes and the context variables other than `now`, as the reference)
+    params = {n for n, _ in e.params}
+    lets = set(p.let_values) | {d.name for d in p.out.lets}
+    seen = params | lets | set(BUILTIN_ATTRS) | (set(CONTEXT) - {"now"}) | {"inf", "self"}
     for s in stmts:
         if type(s) is A.HoldS:
             header = [hp.units for hp in s.pools] + [hp.reserve for hp in s.pools] + [s.reuse]
@@ -374,7 +379,11 @@ def analyse_entry(p, q, e):
                 if h is None:
                     continue
                 for x, b, _ in expr_nodes(h):
-                    if type(x) in (A.Name, A.Ref) and x.name in e.locals \
+                    t = type(x)
+                    if t is A.Ref and (x.member is not None or x.name in q.pools
+                                       or x.name == q.name or x.member == ""):
+                        continue
+                    if t in (A.Name, A.Ref) and (x.name in e.locals or x.name not in seen) \
                             and x.name not in b and not gateway:
                         fail(f"{who}: the header reads `{x.name}`; an entry's header sees its "
                              f"parameters and the queue's pools and stage. Pass `{x.name}` as "
