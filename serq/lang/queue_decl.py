@@ -472,14 +472,14 @@ def parse_pull(p):
     d = p.queues.get(dt.val)
     if d is None:
         fail(f"{shown}: no queue `{dt.val}` is declared above", dt.pos)
+    if d.nic is None:
+        fail(f"{shown}: queue `{d.name}` has no `nic`; a read runs over the source's NIC and "
+             f"the reader's", dt.pos)
     s = p.queues.get(st.val)
     if s is None:
         fail(f"{shown}: no queue `{st.val}` is declared above", st.pos)
     if s is d:
         fail(f"{shown}: a queue reads from another", st.pos)
-    if d.nic is None:
-        fail(f"{shown}: queue `{d.name}` has no `nic`; a read runs over the source's NIC and "
-             f"the reader's", dt.pos)
     if s.nic is None:
         fail(f"{shown}: queue `{s.name}` has no `nic`; a read runs over the source's NIC and "
              f"the reader's", st.pos)
@@ -504,8 +504,7 @@ def parse_pull(p):
     elif k.is_word("bottleneck"):
         v = "Bottleneck"
     else:
-        fail(f"{shown} names how concurrent reads divide the NICs: `share maxmin` or "
-             f"`share bottleneck`, found {describe(k)}", k.pos)
+        fail(f"`share` takes `maxmin` or `bottleneck`, found {describe(k)}", k.pos)
     p.next()
     p.expect("Semi")
     if p.out.share is not None and p.out.share[0] != v:
