@@ -168,6 +168,28 @@ class LogHist:
         if x > b[2]:
             b[2] = x
 
+    def add_repeat(self, x, k):
+        """``add(x)`` ``k`` times (the sum still added one by one)."""
+        if not x > 0:
+            for _ in range(k):
+                self.add(x)
+            return
+        self.count += k
+        total = self.sum
+        for _ in range(k):
+            total += x
+        self.sum = total
+        kb = math.floor(math.log(x) / LOG_STEP)
+        b = self._buckets.get(kb)
+        if b is None:
+            self._buckets[kb] = [k, x, x]
+            return
+        b[0] += k
+        if x < b[1]:
+            b[1] = x
+        if x > b[2]:
+            b[2] = x
+
     def extend(self, xs):
         """``add`` each of ``xs`` in order (the sum added one by one, as ``add`` does); a
         value equal to the previous one goes straight to the same bucket (an iteration's

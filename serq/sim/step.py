@@ -566,12 +566,17 @@ class StepStage(Stage):
         # job's work update writes, so one pass does both in the reference's order.
         warm = sim.warm
         slot_turn = sim.p.slot_turn
-        itl = []
+        # the latencies go to the histogram in runs of equal values (px, nrep): most tokens
+        # of an iteration follow the previous iteration's
+        add_repeat = self.itl.add_repeat
+        px = None
+        nrep = 0
         for j, tokens in run[1]:
             if j.id not in jobs:
                 continue
-            j.work -= tokens
-            fin = j.work <= EPS
+            w = j.work - tokens
+            j.work = w
+            fin = w <= EPS
             if fin:
                 done.append(j)
             decode = j.decode
@@ -581,7 +586,14 @@ class StepStage(Stage):
                 if last is not None and last[0] == s.attrs[slot_turn]:
                     # the common token: a decode after a token of the same turn
                     if warm:
-                        itl.append(now - last[1])
+                        x = now - last[1]
+                        if x == px:
+                            nrep += 1
+                        else:
+                            if nrep:
+                                add_repeat(px, nrep)
+                            px = x
+                            nrep = 1
                     last[1] = now
                     if last[2] is not self:
                         last[2] = self
@@ -598,7 +610,14 @@ class StepStage(Stage):
                 decoded = last[3] if last is not None else False
                 if last is not None and (decode or decoded or (last[4] and last[2] is self)) \
                         and warm:
-                    itl.append(now - last[1])
+                    x = now - last[1]
+                    if x == px:
+                        nrep += 1
+                    else:
+                        if nrep:
+                            add_repeat(px, nrep)
+                        px = x
+                        nrep = 1
                 if last is None:
                     s.last_token = [turn, now, self, decoded or decode, False]
                 else:  # the same values as a new list (nothing else refers to it)
@@ -609,8 +628,8 @@ class StepStage(Stage):
                         last[3] = True
                     if last[4]:
                         last[4] = False
-        if itl:
-            self.itl.extend(itl)
+        if nrep:
+            add_repeat(px, nrep)
         if done:
             res = self.residents
             for j in done:
