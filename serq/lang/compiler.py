@@ -224,6 +224,8 @@ def check_hoisted(parsed, session):
         if what:
             fail(f"the body reads `{name}`, which is also {what}: the body would not say "
                  f"which it means", pos, extra=("help: rename the binding",))
+        if reads_name(e, name):  # hoisted into the body, it would read itself
+            fail(f"the binding `{name}` reads itself", pos)
         live = live_read(e)
         if live:
             fail(f"the body reads `{name}`, and `{name}` reads {live}: the body sees a "

@@ -279,12 +279,14 @@ class Linker:
         w = self.p.workload
         blocks = [w.init if w and w.init else [], w.turn if w and w.turn else [],
                   self.session]
+        hoisted = {id(s) for _, _, _, h in self.p.hoisted for s in h.body[:len(h.bindings)]}
         for b in blocks:
             for s in all_stmts(b):
                 if type(s) in (A.SetS, A.ChooseS) and s.name not in self.attr_slot:
                     self.attr_slot[s.name] = len(self.attrs)
                     self.attrs.append(s.name)
-                    self.attr_pos[s.name] = s.pos
+                    if id(s) not in hoisted:  # a binding is declared at no `set`
+                        self.attr_pos[s.name] = s.pos
 
     def check_supplied_names(self):
         for name in list(self.lets) + self.attrs[9:]:
