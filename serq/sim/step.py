@@ -52,18 +52,34 @@ class StepStage(Stage):
         self.via_pools = []  # pools declared `admit via` this stage
         self.zero_time = -1.0  # guard against cost-0 iterations that never end (a hang)
         self.zero_count = 0
+        self.idle_at = None  # when the last iteration ended, until step_stats records it
 
     # -- statistics -------------------------------------------------------------------------
     def reset_stats(self, now):
+        self.flush_idle()
         super().reset_stats(now)
         self.prefill_avg.reset(now)
         self.decode_avg.reset(now)
         self.mixed_avg.reset(now)
         self.decodes_avg.reset(now)
 
+    def flush_idle(self):
+        """Record the end of the last iteration (all flags 0), if not recorded yet.
+
+        ``iter_end`` leaves it pending: when the next iteration starts at the same time,
+        setting the averages to 0 and then to the new values at one instant ends in the
+        same state as setting the new values (the first setting's 0 contributes
+        ``0 * 0``), so the next start skips it; otherwise it is recorded at its time first.
+        """
+        t = self.idle_at
+        if t is not None:
+            self.idle_at = None
+            self.step_stats(t, 0, 0.0)
+
     def step_stats(self, now, decoders, prefilled):
         """The iteration-kind flags and the decode count (ints): ``TimeAvg.set``, inline,
-        skipped for a 0 that stays 0 (exact: see ``engine.make_record``)."""
+        skipped for a 0 that stays 0 (its piece ``0 * dt`` is 0.0, which leaves the integral
+        as it is, and a 0 value makes ``last`` irrelevant)."""
         v = 1 if prefilled > 0 and decoders == 0 else 0
         t = self.prefill_avg
         if v or t.value:
@@ -89,6 +105,7 @@ class StepStage(Stage):
             t.last = now
 
     def step_fields(self, end):
+        self.flush_idle()
         itl = self.itl
         return dict(iterations=self.iterations, prefill_only=self.prefill_avg.mean(end),
                     decode_only=self.decode_avg.mean(end), mixed=self.mixed_avg.mean(end),
@@ -384,6 +401,11 @@ class StepStage(Stage):
         self.running = (self.epoch, assign)
         self.iterations += 1
         now = sim.now
+        if self.idle_at is not None:
+            if self.idle_at == now:
+                self.idle_at = None  # see flush_idle
+            else:
+                self.flush_idle()
         self.step_stats(now, dec, npre)
         if sim.warm and dec > 0:
             self.batch.add(dec)
@@ -559,7 +581,8 @@ class StepStage(Stage):
         self.running = None
         sim = self.sim
         now = sim.now
-        self.step_stats(now, 0, 0.0)
+        self.flush_idle()
+        self.idle_at = now  # step_stats(now, 0, 0.0), pending (see flush_idle)
         jobs = self.jobs
         done = []
         # Each job's work, then its token (inline ``token``): a token reads nothing another
