@@ -75,11 +75,13 @@ for line in sys.stdin:
             except ValueError as e:
                 res = {"status": "compile_error", "msg": str(e)}
                 raise StopIteration
-            res = {"status": "ok", "ir": prog.to_json(), "json": None}
-            raise StopIteration
-        try:
+            if not req.get("run_ir"):
+                res = {"status": "ok", "ir": prog.to_json(), "json": None}
+                raise StopIteration
+        else:
+          try:
             prog = mod.compile(source=req["src"], **req.get("kw", {}))
-        except ValueError as e:
+          except ValueError as e:
             res = {"status": "compile_error", "msg": str(e)}
             raise StopIteration
         ir = prog.to_json()
@@ -125,11 +127,11 @@ class Worker:
                                   stderr=subprocess.DEVNULL, cwd=self.cwd, text=True,
                                   bufsize=1)
 
-    def send(self, src, compile_only=False, kw=None, ir=None):
+    def send(self, src, compile_only=False, kw=None, ir=None, run_ir=False):
         if self.p is None or self.p.poll() is not None:
             self.start()
         self.p.stdin.write(json.dumps({"src": src, "compile_only": compile_only, "kw": kw or {},
-                                       "ir": ir}) + "\n")
+                                       "ir": ir, "run_ir": run_ir}) + "\n")
         self.p.stdin.flush()
         self.t0 = time.time()
 
@@ -1259,6 +1261,35 @@ def val_mutate(seed):
     return out
 
 
+def ir_num_mutate(seed):
+    """an IR-only run case (explicit sessions) with some numbers perturbed, to be run"""
+    global _IRS
+    d = os.path.join(os.path.dirname(CHECK_PY), "run")
+    cands = [n for n in sorted(os.listdir(d)) if n.endswith(".ir.json")
+             and not os.path.exists(os.path.join(d, n[:-8] + ".sq")) and "long" not in n]
+    r = random.Random(seed)
+    nm = r.choice(cands)
+    with open(os.path.join(d, nm)) as f:
+        doc = json.load(f)
+
+    def walk(x):
+        if isinstance(x, dict):
+            for k, v in x.items():
+                if isinstance(v, float) and r.random() < 0.15:
+                    # floats only: the ints of an IR are slots, bases, counts and indices
+                    x[k] = max(0.0, v * r.choice([0.5, 2, 1.5, 0.75]))
+                else:
+                    walk(v)
+        elif isinstance(x, list):
+            for i, v in enumerate(x):
+                if isinstance(v, float) and r.random() < 0.15:
+                    x[i] = v * r.choice([0.5, 2, 1.5])
+                else:
+                    walk(v)
+    walk(doc)
+    return nm, json.dumps(doc, indent=2)
+
+
 # ------------------------------------------------------------------------------------------
 # shrinking (statement/line-wise; keeps the divergence of the same kind)
 
@@ -1350,6 +1381,8 @@ def main(argv=None):
     ap.add_argument("--gen", type=int, default=0)
     ap.add_argument("--valmut", action="store_true",
                     help="generated programs with context variables/draws/live reads put in random places")
+    ap.add_argument("--irrun", action="store_true",
+                    help="IR-only run cases (explicit sessions) with perturbed numbers, loaded and run")
     ap.add_argument("--irmut", action="store_true",
                     help="IR fuzzing: mutated IR texts of the corpus through Program.from_json / to_json")
     ap.add_argument("--tokrun", action="store_true",
@@ -1401,10 +1434,13 @@ def main(argv=None):
             break
         seed = args.seed + i
         i += 1
-        if args.irmut:
-            nm, irt = ir_mutate(seed)
-            runner.ref.send("", ir=irt)
-            runner.serq.send("", ir=irt)
+        if args.irmut or args.irrun:
+            if args.irrun:
+                nm, irt = ir_num_mutate(seed)
+            else:
+                nm, irt = ir_mutate(seed)
+            runner.ref.send("", ir=irt, run_ir=args.irrun)
+            runner.serq.send("", ir=irt, run_ir=args.irrun)
             a = runner.ref.recv(args.timeout)
             b = runner.serq.recv(args.timeout)
             kind, diffs = compare(a, b)
