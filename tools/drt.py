@@ -23,18 +23,38 @@ with the same text). Programs on which the reference panics (PanicException) or 
 Every divergence is written to OUT/div/NAME.sq with NAME.note (the first differing fields),
 then (with --shrink) shrunk line/statement-wise to OUT/findings/NAME.sq.
 
+Modes (all compare with the reference the same way):
+
+* default: programs from the grammar-directed generator (`Gen`), and with probability
+  `--mutate` (default 0.3) a corpus program (run/ and compile/ sources) with perturbed numbers
+  and swapped options (`mutate`); a quarter of them also get compile() keyword arguments
+  (seed, horizon, warmup, sets, defs) written on a first line `//@kw {json}`.
+* `--tokmut`: token-level mutations (delete, duplicate, replace, swap, insert) of every corpus
+  source, compiled only: error texts and IR.
+* `--tokrun`: the same on the run programs only, compiled and run.
+* `--valmut`: generated programs with a context variable, a draw, a live read, NaN or an old
+  name put where a number or a name was (validation and link errors, mostly).
+* `--irmut`: mutated IR texts through Program.from_json / to_json (the load family).
+* `--irrun`: the IR-only run cases (explicit sessions) with perturbed floats, loaded and run.
+
 Usage (from the repository root):
 
     python3 tools/drt.py --n 2000 --seed 1           # generate and compare 2000 programs
-    python3 tools/drt.py --n 0 --minutes 30          # run for 30 minutes
+    python3 tools/drt.py --minutes 30 --seed 7       # run for 30 minutes
+    python3 tools/drt.py --tokmut --minutes 5        # compile-only fuzzing of the error texts
     python3 tools/drt.py --replay FILE.sq            # compare one program, print the diff
-    python3 tools/drt.py --shrink FILE.sq            # minimise one diverging program
+    python3 tools/drt.py --shrink FILE.sq            # minimise one diverging program (greedy)
     python3 tools/drt.py --gen 5 --seed 3            # print 5 generated programs
 
-Options: --ref-python (default /tmp/refvenv/bin/python), --serq-python (default
-.venv/bin/python, else python3), --out (default /tmp/drt), --timeout (per program, 10 s).
-The working directory of both children is OUT/work, where the trace CSV files are written
-(programs say `trace "t1.csv"`).
+Use both cores by starting two drivers with different `--seed`s (each runs its reference and
+serq children in parallel). Options: --ref-python (default /tmp/refvenv/bin/python),
+--serq-python (default .venv/bin/python, else python3), --serq-root (the directory whose `serq`
+package is tested; default the working tree, e.g. a `git archive HEAD | tar -x -C DIR` copy so
+that edits in progress do not get in the way), --out (default /tmp/drt), --timeout (per program,
+5 s; a serq timeout is retried alone with 60 s). The working directory of both children is
+OUT/work, where the trace CSV files are written (programs say `trace "t1.csv"`) and the
+corpus's traces/ are copied. Divergences go to OUT/div (OUT/tokdiv, OUT/irdiv for the other
+modes) as NAME.sq + NAME.note; reference panics and hangs to OUT/refdefects.
 """
 
 import argparse
