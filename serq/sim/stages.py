@@ -13,6 +13,7 @@ from serq.sim.stats import TimeAvg, Welford
 READY, QUEUED, IN_STAGE = 0, 1, 2
 EV_FINISH = 2
 ALPHA = 0.01
+BETA = 1.0 - ALPHA  # the EWMA weight of the past, computed once (the same value)
 NAN = float("nan")
 
 
@@ -87,13 +88,13 @@ class Stage:
             self.e_service = service
             self.e_wait = wait
         else:
-            self.e_service = (1.0 - ALPHA) * self.e_service + ALPHA * service
-            self.e_wait = (1.0 - ALPHA) * self.e_wait + ALPHA * wait
+            self.e_service = BETA * self.e_service + ALPHA * service
+            self.e_wait = BETA * self.e_wait + ALPHA * wait
             gap = start - self.e_last
             if self.e_gaps == 0:
                 self.e_gap = gap
             else:
-                self.e_gap = (1.0 - ALPHA) * self.e_gap + ALPHA * gap
+                self.e_gap = BETA * self.e_gap + ALPHA * gap
             self.e_gaps += 1
         self.e_last = start
         self.e_n += 1
@@ -124,13 +125,13 @@ class Stage:
             self.e_service = service
             self.e_wait = wait
         else:
-            self.e_service = (1.0 - ALPHA) * self.e_service + ALPHA * service
-            self.e_wait = (1.0 - ALPHA) * self.e_wait + ALPHA * wait
+            self.e_service = BETA * self.e_service + ALPHA * service
+            self.e_wait = BETA * self.e_wait + ALPHA * wait
             gap = start - self.e_last
             if self.e_gaps == 0:
                 self.e_gap = gap
             else:
-                self.e_gap = (1.0 - ALPHA) * self.e_gap + ALPHA * gap
+                self.e_gap = BETA * self.e_gap + ALPHA * gap
             self.e_gaps += 1
         self.e_last = start
         self.e_n += 1
