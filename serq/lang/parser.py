@@ -437,6 +437,9 @@ class Parser:
         self.check_args(d, args, nt, as_statement)
         sub = {}
         for (pname, _), a in zip(d.params, args):
+            # an argument's tokens are the expansion's too: errors in them name the use
+            a = [Token(x.kind, x.val, Pos(x.pos.src, x.pos.line, x.pos.col, x.pos.length,
+                                          x.pos.uses + (use,))) for x in a]
             if is_reference(a):
                 sub[pname] = a
             else:
