@@ -20,6 +20,9 @@ from serq.lang.words import (DISTS, FUNCTION_NAMES, KEYWORDS, LIVE_FUNCTIONS, RE
                              CONTEXT, retired_name)
 
 MAX_EXPANSION = 100000
+# top-level words that begin their own item even before `pull` (`run`, `share` do not)
+PULL_NOT_AFTER = frozenset(("let", "def", "use", "pool", "stage", "queue", "workload",
+                            "session", "server", "gauge"))
 STATEMENT_WORDS = frozenset(("turn", "end", "request", "set", "observe", "hold", "grow",
                              "load", "drop", "release", "run", "branch", "loop", "choose",
                              "mark"))
@@ -168,7 +171,7 @@ class Parser:
             fail(f"a library holds definitions: found `{t.val}` where `def` or `use` goes",
                  t.pos)
         w = t.val
-        if self.peek(1).is_word("pull"):
+        if self.peek(1).is_word("pull") and w not in PULL_NOT_AFTER:
             return self.Q.pull_relation(self)
         handler = {
             "let": self.let_item, "def": self.def_item, "use": self.use_item,
@@ -951,10 +954,10 @@ class Parser:
                 self.expect("Semi")
             elif word == "init":
                 self.next()
-                w.init = self.block("wl")
+                w.init = self.block("wlblock")
             elif word == "turn":
                 self.next()
-                w.turn = self.block("wl")
+                w.turn = self.block("wlblock")
             elif word == "session":
                 self.next()
                 if w.session is not None:
@@ -976,7 +979,8 @@ class Parser:
     def session_item(self):
         t = self.next()
         if self.out.session is not None:
-            fail("duplicate session", t.pos)
+            lb = self.expect("LBrace")  # the reference reports the second one at its `{`
+            fail("duplicate session", lb.pos)
         self.out.session = (self.block("top"), t.pos)
 
     def server_item(self):
@@ -1063,7 +1067,7 @@ class Parser:
             if side == "server":
                 fail("`request` inside a server or queue entry: a server does not request "
                      "itself", t.pos)
-            if side == "top":
+            if side in ("top", "wlblock"):
                 fail("`request` is a statement of the `session` inside `workload`", t.pos)
             self.next()
             g = None

@@ -75,7 +75,8 @@ def serving_form(p, side, out):
     if role in ("prefill", "decode") and main.kind == "step":
         mode = "Prefill" if role == "prefill" else "Decode"
     if role == "transfer":
-        src, dst, n = transfer_tail(p, t)
+        r0 = refs[0]
+        src, dst, n = transfer_tail(p, t, r0.name if r0.index is None else f"{r0.name}[…]")
         latency_runs(p, refs, out, t)
         out.append(A.RunS(refs, "Plain", work, None, t.pos, "Plain"))
         out.append(A.LoadS(dst, n, t.pos))
@@ -98,17 +99,17 @@ def pull_read(p):
 def pull_transfer_form(p, t):
     from serq.lang.queue_decl import PullTransferS
     work = p.expr()
-    src, dst, n = transfer_tail(p, t)
+    src, dst, n = transfer_tail(p, t, "@pull")
     return PullTransferS(work, src, dst, n, t.pos)
 
 
-def transfer_tail(p, t):
+def transfer_tail(p, t, stage):
     """``from P to Q (n);`` after a transfer's work: the source, destination and amount."""
     if not p.at_word("from"):
         fail("`transfer` without `from P to Q (n)`: a KV transfer leaves the lease (or "
              "hold) on P and enters the hold on Q", t.pos,
-             extra=("help: write `transfer (w) from P to Q (n);`, or `run link (w);` for "
-                    "a link that only takes time",))
+             extra=(f"help: write `transfer (w) from P to Q (n);`, or `run {stage} (w);` "
+                    f"for a link that only takes time",))
     p.next()
     src = p.ref()
     check_foreign_pool(p, "transfer", src)
