@@ -435,8 +435,7 @@ class Parser:
             fail(f"`{d.name}` takes {len(d.params)} argument(s), got {len(args)}", nt.pos)
         for (pname, _), a in zip(d.params, args):
             if not a:
-                fail(f"`{d.name}`: the argument for `{pname}` is empty",
-                     self.toks[start + 2].pos if close > start + 2 else nt.pos)
+                fail(f"`{d.name}`: the argument for `{pname}` is empty", nt.pos)
         self.check_args(d, args, nt, as_statement)
         sub = {}
         for (pname, _), a in zip(d.params, args):

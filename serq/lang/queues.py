@@ -36,7 +36,7 @@ def serving_form(p, side, out):
         p.next()
         index = p.expr()
         p.expect("RBracket")
-    elif p.at_word("on") and p.peek(1).kind == IDENT:
+    elif p.at_word("on"):
         p.next()
         refs = [p.ref()]
         while p.accept("Comma"):
@@ -75,8 +75,13 @@ def serving_form(p, side, out):
     if role in ("prefill", "decode") and main.kind == "step":
         mode = "Prefill" if role == "prefill" else "Decode"
     if role == "transfer":
+        grows = p.at_word("growing")
+        if grows:  # the reference reads the clause, then wants the tail
+            p.next()
+            p.ref()
         r0 = refs[0]
-        src, dst, n = transfer_tail(p, t, r0.name if r0.index is None else f"{r0.name}[…]")
+        src, dst, n = transfer_tail(p, t, r0.name if r0.index is None else f"{r0.name}[…]",
+                                    grows)
         latency_runs(p, refs, out, t)
         out.append(A.RunS(refs, "Plain", work, None, t.pos, "Plain"))
         out.append(A.LoadS(dst, n, t.pos))
@@ -103,7 +108,7 @@ def pull_transfer_form(p, t):
     return PullTransferS(work, src, dst, n, t.pos)
 
 
-def transfer_tail(p, t, stage):
+def transfer_tail(p, t, stage, grows=False):
     """``from P to Q (n);`` after a transfer's work: the source, destination and amount."""
     if not p.at_word("from"):
         fail("`transfer` without `from P to Q (n)`: a KV transfer leaves the lease (or "
@@ -119,6 +124,8 @@ def transfer_tail(p, t, stage):
     p.expect("LParen")
     n = p.expr()
     p.expect("RParen")
+    if grows:
+        fail("`transfer … from P to Q`: a transfer does not grow a pool", t.pos)
     p.expect("Semi")
     return src, dst, n
 
