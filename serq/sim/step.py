@@ -408,8 +408,19 @@ class StepStage(Stage):
                 self.flush_idle()
         self.step_stats(now, dec, npre)
         if sim.warm and dec > 0:
-            self.batch.add(dec)
-            self.step_cost.add(cost)
+            # Welford.add, inline, for the decode batch and the step cost
+            w = self.batch
+            n = w.n + 1
+            w.n = n
+            d = dec - w._mean
+            w._mean += d / n
+            w.m2 += d * (dec - w._mean)
+            w = self.step_cost
+            n = w.n + 1
+            w.n = n
+            d = cost - w._mean
+            w._mean += d / n
+            w.m2 += d * (cost - w._mean)
         heapq.heappush(sim.heap, (now + cost, sim.seq, EV_ITER, self.index, self.epoch, None))
         sim.seq += 1
 
