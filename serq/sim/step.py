@@ -605,9 +605,9 @@ class StepStage(Stage):
         add_repeat = self.itl.add_repeat
         px = None
         nrep = 0
+        # every job of the assignment is still resident: remove_job takes a job out of the
+        # running assignment as it takes it out of the stage
         for j, tokens in run[1]:
-            if j.id not in jobs:
-                continue
             w = j.work - tokens
             j.work = w
             fin = w <= EPS
