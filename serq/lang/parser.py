@@ -407,7 +407,7 @@ class Parser:
         while True:
             t = toks[j] if j < len(toks) else toks[-1]
             if t.kind == EOF:
-                fail(f"expected RParen, found Eof", t.pos)
+                fail("the use of a definition is not closed", toks[start].pos)
             if t.kind in OPEN:
                 depth += 1
             elif t.kind in CLOSE:
@@ -454,7 +454,7 @@ class Parser:
             else:
                 p = t.pos
                 out.append(Token(t.kind, t.val, Pos(p.src, p.line, p.col, p.length,
-                                                    p.uses + (use,))))
+                                                    p.uses + nt.pos.uses + (use,))))
         end = close + 1
         if d.is_expr:
             cp = self.toks[close].pos
@@ -1180,6 +1180,9 @@ class Parser:
             reuse = self.expr()
             self.expect("RParen")
         bindings = []
+        rt = self.peek()
+        if rt.kind == IDENT and rt.val in RETIRED:  # an old header word, before `at`
+            fail(RETIRED[rt.val], rt.pos)
         if self.at_word("at"):
             self.next()
             if not self.at_word("admission"):

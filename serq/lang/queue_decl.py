@@ -15,7 +15,6 @@ from serq.lang import ast as A
 from serq.lang.diagnostics import fail
 from serq.lang.fold import FoldError, fold_const
 from serq.lang.lexer import IDENT, describe
-from serq.ir.types import BUILTIN_ATTRS
 from serq.lang.words import CONTEXT
 
 ROLES = ("gateway", "prefill", "decode", "link")
@@ -354,9 +353,7 @@ def analyse_entry(p, q, e):
                 refs = [hp.ref for hp in s.pools]
                 if s.lease is not None:
                     r = s.lease[0]
-                    if r.member is None and r.name not in q.pools and r.name != e.src \
-                            and all(x.member is not None or x.name in q.pools
-                                    or x.name == e.src for x in refs):
+                    if r.member is None and r.name not in q.pools and r.name != e.src:
                         fail(f"{who} leases `{r.name}`, which is not a pool of `{q.name}`",
                              e.pos)
             elif t in POOL_VERBS:
@@ -365,13 +362,17 @@ def analyse_entry(p, q, e):
                 refs = [s.growing]
             for r in refs:
                 if r.member is None and r.name not in q.pools and r.name != e.src:
+                    tail = ("" if e.src is None else
+                            f" and `{e.src}`, the pool its `from` names")
                     fail(f"{who} holds `{r.name}`, which is not a pool of `{q.name}`: an "
-                         f"entry allocates its queue's own pools", e.pos)
+                         f"entry allocates its queue's own pools{tail}", e.pos)
     # a hold's header sees parameters, pools and the stage (and the constants, the
     # built-in attributes and the context variables other than `now`, as the reference)
     params = {n for n, _ in e.params}
     lets = set(p.let_values) | {d.name for d in p.out.lets}
-    seen = params | lets | set(BUILTIN_ATTRS) | (set(CONTEXT) - {"now"}) | {"inf", "self"}
+    seen = params | lets | (set(CONTEXT) - {"now"}) | {"inf", "self", "cached", "computed"}
+    if e.src is not None:
+        seen.add(e.src)  # reported as the source pool read as a number
     for s in stmts:
         if type(s) is A.HoldS:
             header = [hp.units for hp in s.pools] + [hp.reserve for hp in s.pools] + [s.reuse]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from serq.lang import ast as A
 from serq.lang.diagnostics import fail
-from serq.lang.lexer import IDENT
+from serq.lang.lexer import IDENT, describe
 from serq.lang.suggest import closest
 
 ROLE_NAMES = {"prefill": ("prefill",), "decode": ("decode",), "tool": ("tool",),
@@ -116,6 +116,13 @@ def transfer_tail(p, t, stage, grows=False):
              extra=(f"help: write `transfer (w) from P to Q (n);`, or `run {stage} (w);` "
                     f"for a link that only takes time",))
     p.next()
+    if stage == "@pull":  # a read takes from the entry's `from` pool, checked as written
+        want = p.in_entry.cur.src
+        st = p.peek()
+        if not (st.kind == IDENT and st.val == want):
+            shown = st.val if st.kind == IDENT else describe(st)
+            fail(f"`transfer … from {shown}`: a read takes from the entry's source, "
+                 f"`from {want}`", st.pos)
     src = p.ref()
     check_foreign_pool(p, "transfer", src)
     p.expect_word("to")
