@@ -322,9 +322,15 @@ class Parser:
         for k, x in enumerate(b):
             if x.kind != IDENT:
                 continue
-            if x.val in ("set", "choose") and k + 1 < len(b) and b[k + 1].kind == IDENT:
-                d.assigns.add(b[k + 1].val)
-            elif x.val == "hold":
+            # the reference's rule: a name right before `=` (not an `observe`'s), or
+            # right after `choose`
+            prev = b[k - 1] if k else None
+            if k + 1 < len(b) and b[k + 1].kind == "Assign" and not (
+                    prev is not None and prev.is_word("observe")):
+                d.assigns.add(x.val)
+            if prev is not None and prev.is_word("choose"):
+                d.assigns.add(x.val)
+            if x.val == "hold":
                 d.holds = True
             elif x.val in ("turn", "request"):
                 d.has_turn = True
@@ -706,6 +712,9 @@ class Parser:
             j = self.i + 1
             if self.toks[j].kind == "LBracket":
                 j = self.skip_square(j)
+                if (j is not None and self.toks[j].kind == "Dot"
+                        and self.toks[j + 1].kind != IDENT):
+                    return self.ref()  # `name[…].` and no member: the reference's error
             if j is not None and self.toks[j].kind == "Dot" and self.toks[j + 1].kind == IDENT:
                 j += 2
             if j is not None and self.toks[j].kind in ("Comma", "RParen") and not (
