@@ -228,9 +228,11 @@ def check_hoisted(parsed, session):
             fail(f"the binding `{name}` reads itself", pos)
         live = live_read(e)
         if live:
+            help_ = ("help: in the body read `cached`, the units the admission consumed"
+                     if live in ("`cached`", "`cachedin(…)`") else
+                     "help: name what the body needs with a `set` in the body")
             fail(f"the body reads `{name}`, and `{name}` reads {live}: the body sees a "
-                 f"binding that reads only attributes and constants", pos,
-                 extra=("help: name what the body needs with a `set` in the body",))
+                 f"binding that reads only attributes and constants", pos, extra=(help_,))
         for b in blocks:
             if reads_outside(b, name, h):
                 fail(f"`{name}` is read outside the body of the hold that binds it", pos,

@@ -72,6 +72,9 @@ def fold_const(e, lookup, env=None):
                         f"function", e.pos)
     if t is A.Agg:
         n = agg_count(e, lookup, env)
+        check = getattr(lookup, "agg_check", None)
+        if check is not None:
+            check(e)
         total = None
         for k in range(n):
             env2 = dict(env or {})

@@ -141,10 +141,31 @@ class Linker:
             extra = ("help: declare this constant or use the name of an existing constant",)
         raise FoldError(f"`{name}` is not a constant", pos, extra)
 
+    def check_agg_var(self, e):
+        """An aggregate's index may not be another name (reported at the keyword)."""
+        v = e.var
+        what = None
+        if v in self.lets:
+            what = "a `let` constant"
+        elif v in self.attr_slot:
+            what = "a session attribute"
+        elif any(d.name == v for d in self.p.pools):  # also while the lets are folded
+            what = "a pool"
+        elif any(d.name == v for d in self.p.stages):
+            what = "a stage"
+        elif v in CONTEXT or v == "inf":
+            what = "a name the language supplies"
+        if what:
+            lerr(f"`{e.kind} {v} in`: `{v}` is also {what}", e.pos,
+                 extra=("help: give the index a name of its own",))
+
     def fold(self, e, what=None):
         """A constant; with `what`, one that may not be NaN ("{what} is NaN")."""
+        def look(name, pos=None):
+            return self.const_lookup(name, pos)
+        look.agg_check = self.check_agg_var
         try:
-            v = fold_const(e, self.const_lookup)
+            v = fold_const(e, look)
         except FoldError as err:
             lerr(err.message, err.pos, err.extra)
         if what is not None and v != v:
@@ -616,20 +637,7 @@ class Linker:
         except FoldError as err:
             lerr(err.message, err.pos, err.extra)
         v = e.var
-        what = None
-        if v in self.lets:
-            what = "a `let` constant"
-        elif v in self.attr_slot:
-            what = "a session attribute"
-        elif v in self.pools:
-            what = "a pool"
-        elif v in self.stages:
-            what = "a stage"
-        elif v in CONTEXT or v == "inf":
-            what = "a name the language supplies"
-        if what:
-            lerr(f"`{e.kind} {v} in`: `{v}` is also {what}", e.var_pos,
-                 extra=("help: give the index a name of its own",))
+        self.check_agg_var(e)
         self.agg_terms += n
         if self.agg_terms > 4096:
             lerr("aggregates write out more than 4096 terms", e.pos)
