@@ -56,6 +56,8 @@ def fold_const(e, lookup, env=None):
     if t is A.Sample:
         raise FoldError("a constant cannot sample", e.pos)
     if t is A.Call:
+        if e.name != "blocksize":  # the arguments first, as the reference
+            args = [fold_const(a, lookup, env) for a in e.args]
         if e.name not in CONST_FUNCTIONS:
             if e.name == "blocksize":
                 raise FoldError("`blocksize` is not a constant: in a constant position "
@@ -63,7 +65,6 @@ def fold_const(e, lookup, env=None):
                                 "rate) name the value with a `let` both use", e.pos)
             raise FoldError(f"`{e.name}` with {len(e.args)} argument(s) is not a constant "
                             f"function", e.pos)
-        args = [fold_const(a, lookup, env) for a in e.args]
         if e.name in FUNS1 and len(args) == 1:
             return float(FUNS1[e.name](args[0]))
         if e.name in FUNS2 and len(args) == 2:

@@ -986,9 +986,10 @@ class Parser:
 
     def session_item(self):
         t = self.next()
-        if self.out.session is not None:
-            lb = self.expect("LBrace")  # the reference reports the second one at its `{`
-            fail("duplicate session", lb.pos)
+        if self.out.session is not None and self.out.session[0]:
+            # the reference refuses a second session after a non-empty one, at the token
+            # after `session`; after an empty one, the second replaces it
+            fail("duplicate session", self.peek().pos)
         self.out.session = (self.block("top"), t.pos)
 
     def server_item(self):

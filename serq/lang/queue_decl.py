@@ -211,7 +211,10 @@ def parse_entry(p, q):
         if not p.at("RParen"):
             params.append((p.expect_ident().val, None))
             while p.accept("Comma"):
-                params.append((p.expect_ident().val, None))
+                pt = p.expect_ident()
+                if any(pt.val == n for n, _ in params):
+                    fail(f"parameter `{pt.val}` twice", p.peek().pos)
+                params.append((pt.val, None))
         p.expect("RParen")
     src = src_pos = None
     if p.accept_word("from"):
