@@ -561,6 +561,7 @@ def parse_call(p, side, out):
 
 def expand_calls(parser, block):
     check_reads(parser)
+    check_dotted(parser, block)  # the block's own reads, before its calls expand
     block[:] = expand_block(parser, block, ())
     check_dotted(parser, block)
     return block
@@ -847,10 +848,12 @@ def check_dotted(parser, block):
                 if type(x) is not A.Dotted:
                     continue
                 q = parser.queues.get(x.queue)
-                if q is None or x.member in q.pools:
+                if q is None and not parser.queues:
+                    continue  # without queues, an unknown name at link time
+                if q is not None and x.member in q.pools:
                     continue
                 known = set()
-                for e in q.entries:
+                for e in (q.entries if q is not None else ()):
                     known.update(e.marks if "gateway" in q.roles else e.locals)
                 if x.member not in known:
                     fail(f"`{x.queue}.{x.member}`: no entry of `{x.queue}` marks or sets "

@@ -1023,6 +1023,18 @@ CASES = [
      '1:49: parameter `p` twice\n1 | queue P : prefill { serve fifo; prefill (p, q, p) { run (p); } }\n  |                                                 ^'),
     ('queue P : prefill { serve fifo; foo (p, p) { run (p); } }\n',
      '1:42: parameter `p` twice\n1 | queue P : prefill { serve fifo; foo (p, p) { run (p); } }\n  |                                          ^'),
+    ('queue grow : prefill { serve fifo; prefill (p) { run (p); } }\nworkload { arrive poisson(1); session { request; } }\nserver { P.prefill (1); observe x = P.nothing; }\nrun { horizon 10; }\n',
+     '3:37: `P.nothing`: no entry of `P` marks or sets `nothing`, and `P` has no pool `nothing`\n3 | server { P.prefill (1); observe x = P.nothing; }\n  |                                     ^'),
+    ("// a pull relation: D's entries read KV `from` P over P's NIC and D's, after a fixed wait\nlet NP = 2;\nqueue P[NP] : prefill {\n  pool kv { cap 1000; }\n  serve step { cost 0.01; memory kv; }\n  nic ps(100);\n  prefill (p) { hold kv (p) { prefill (p) growing kv; mark done; } lease kv (inf); }\n}\nqueue D : decode {\n  pool kv { cap 1000; }\n  serve step { cost 0.01; memory kv; }\n  nic ps(200);\n  decode (p) { hold kv (p) { prefill (p) growing kv; } }\n  decode (p) from src {\n    hold kv (p) { transfer (p) from src to kv (p - 1); prefill (1) growing kv; mark first; }\n  }\n}\nD pull P latency 0.25 share bottleneck;\nqueue gw : gateway {\n  route {\n    set t0 = now;\n    choose i in NP by (queue(P[i]));\n    P[i].prefill (prompt);\n    D.decode (prompt) from P[i];\n    observe ttft = D.first - t0;\n    observe pre = hidden.done - t0;\n  }\n}\nworkload { arrive poisson(1); init { set prompt = 10; } session { request gw; } }\nrun { horizon 10; }\n",
+     '26:19: `hidden.done`: no entry of `hidden` marks or sets `done`, and `hidden` has no pool `done`\n26 |     observe pre = hidden.done - t0;\n   |                   ^'),
+    ('queue P : prefill { serve fifo; prefill (p) { run (p); mark done; } }\nworkload { arrive poisson(1); session { request; } }\nserver { P.prefill (1); observe x = Q.done; }\nrun { horizon 10; }\n',
+     '3:37: `Q.done`: no entry of `Q` marks or sets `done`, and `Q` has no pool `done`\n3 | server { P.prefill (1); observe x = Q.done; }\n  |                                     ^'),
+    ('queue P : prefill { serve fifo; prefill (p) { run (p); mark done; } }\nworkload { arrive poisson(1); session { request; } }\nserver { P.prefill (1); observe x = P.don; }\nrun { horizon 10; }\n',
+     '3:37: `P.don`: no entry of `P` marks or sets `don`, and `P` has no pool `don`\n3 | server { P.prefill (1); observe x = P.don; }\n  |                                     ^'),
+    ('queue P : prefill { serve fifo; prefill (p) { run (p); mark done; } }\nworkload { arrive poisson(1); session { request; } }\nserver { P.prefill (1); observe x = P.done; }\nrun { horizon 10; }\n',
+     None),
+    ('stage s : fifo;\nworkload { arrive poisson(1); session { request; } }\nserver { run s (1); observe x = Q.done; }\nrun { horizon 10; }\n',
+     '3:33: link error: unknown name `Q.done`\n3 | server { run s (1); observe x = Q.done; }\n  |                                 ^\nhelp: declare a `let` constant or assign a session attribute before using it'),
 ]
 
 KW_SOURCE = 'let lam = 0.5; let k = lam * 2; def f(x) = ~exp(x);\nstage s : fifo;\nworkload { arrive poisson(lam); session { request; } }\nserver { run s (f(k)); observe t = now; }\nrun { horizon 20; }\n'
