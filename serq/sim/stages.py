@@ -19,7 +19,7 @@ NAN = float("nan")
 
 class Job:
     __slots__ = ("id", "owner", "work", "mode", "growing", "enqueued", "started", "tag",
-                 "decode", "mark", "kv", "kv1", "gent")  # the last four: step stages only
+                 "decode", "mark", "kv", "kv1", "gent", "tok")  # the last five: step stages
 
     def __init__(self, jid, owner, work, mode, growing, now):
         self.id = jid

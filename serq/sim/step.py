@@ -131,6 +131,7 @@ class StepStage(Stage):
         j.kv = None
         j.kv1 = None
         j.gent = None
+        j.tok = None
 
     def remove_job(self, j):
         del self.jobs[j.id]
@@ -613,6 +614,21 @@ class StepStage(Stage):
             fin = w <= EPS
             if fin:
                 done.append(j)
+            last = j.tok
+            if last is not None:
+                # a decode whose owner's token state is settled (see below): only the time
+                # of its last token moves
+                if warm:
+                    x = now - last[1]
+                    if x == px:
+                        nrep += 1
+                    else:
+                        if nrep:
+                            add_repeat(px, nrep)
+                        px = x
+                        nrep = 1
+                last[1] = now
+                continue
             decode = j.decode
             s = j.owner
             if decode and s is not None:
@@ -635,6 +651,10 @@ class StepStage(Stage):
                         last[3] = True
                     if last[4]:
                         last[4] = False
+                    # Now [turn, _, self, True, False]: it stays so while j is resident (the
+                    # turn changes only as the session runs; a preemption that sets [4]
+                    # removes j), so later tokens of j take the path above.
+                    j.tok = last
                     continue
             if (decode or fin) and s is not None:
                 turn = s.attrs[slot_turn]
