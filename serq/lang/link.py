@@ -88,15 +88,17 @@ class Linker:
                 lerr(f"unknown --set constant `{name}`",
                      extra=(f"help: --set overrides a declared `let`; available constants: "
                             f"{shown}",))
-        self.fold_lets()
+        # the reference's order: families, names the language supplies, constants, a name
+        # both a constant and an attribute, then pools and stages
         self.declare_families()
         self.collect_attrs()
-        pools = self.link_pools()
-        self.stage_ir = self.link_stages()
+        self.check_supplied_names()
+        self.fold_lets()
         for name in self.lets:
             if name in self.attr_slot:
                 lerr(f"`{name}` is both a `let` constant and a session attribute")
-        self.check_supplied_names()
+        pools = self.link_pools()
+        self.stage_ir = self.link_stages()
         w = p.workload
         arrival = self.link_arrival(w)
         init = w.init if w and w.init is not None else []
@@ -310,9 +312,10 @@ class Linker:
                         self.attr_pos[s.name] = s.pos
 
     def check_supplied_names(self):
-        for name in list(self.lets) + self.attrs[9:]:
+        lets = list(dict.fromkeys(d.name for d in self.p.lets if not d.generated))
+        for name in lets + self.attrs[9:]:
             if name in CONTEXT or name == "inf":
-                what = "a `let` constant" if name in self.lets else "a session attribute"
+                what = "a `let` constant" if name in lets else "a session attribute"
                 if name in ("now", "inf"):
                     where = "every expression"
                 else:
@@ -581,7 +584,7 @@ class Linker:
         if near is not None:
             where = self.let_pos.get(near) or self.attr_pos.get(near)
             extra = [f"help: did you mean name `{near}`?"]
-            if where is not None:
+            if where is not None and "." not in near:  # a queue's mark: no note
                 extra.append(f"note: `{near}` declared at {where.line}:{where.col}")
             lerr(f"unknown name `{n}`", pos, extra=tuple(extra))
         lerr(f"unknown name `{n}`", pos,

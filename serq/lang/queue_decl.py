@@ -18,7 +18,7 @@ from serq.lang.lexer import IDENT, describe
 from serq.lang.words import CONTEXT
 
 ROLES = ("gateway", "prefill", "decode", "link")
-SERVING_WORDS = ("prefill", "decode", "tool", "transfer")
+SERVING_WORDS = ("prefill", "decode", "tool", "transfer", "gateway", "link")
 # verb -> (role, parameter count, how the role writes it)
 ENTRY_ROLE = {"route": ("gateway", 0, "route"), "prefill": ("prefill", 1, "prefill (…)"),
               "decode": ("decode", 1, "decode (…)"), "transfer": ("link", 1, "transfer (…)")}
