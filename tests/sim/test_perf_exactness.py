@@ -75,3 +75,52 @@ def test_loghist_batches_equal_adds():
             assert a[0] == b[0] and _same(a[1], b[1]) and a[2] == b[2] and a[3] == b[3]
             for q in (0.5, 0.99):
                 assert _same(one.quantile(q), other.quantile(q))
+
+
+def _evict_one_by_one(pl, need, cap):
+    """``evict lru`` piece by piece, as the interpreter did before ``evict_lru``."""
+    from serq.sim.pools import EPS
+    while pl.used + pl.cached + need > cap and pl.entries:
+        ent = next(iter(pl.entries.values()))
+        piece = pl.block if pl.block is not None else ent.size
+        if piece > ent.size:
+            piece = ent.size
+        ent.size -= piece
+        if ent.size <= EPS:
+            del pl.entries[ent.key]
+            pl.evicted_entries += 1
+        pl.cached -= piece
+        pl.evicted_units += piece
+
+
+def test_evict_lru_equals_piece_by_piece():
+    import types
+    from serq.sim.pools import EPS, Entry, PoolOps
+    rng = random.Random(1)
+    for _ in range(3000):
+        block = rng.choice([None, 16, 16.0, 1, 4.0, 7])
+        sizes = []
+        for _ in range(rng.randint(0, 6)):
+            if block is None or rng.random() < 0.2:
+                sizes.append(rng.choice([rng.randint(1, 200) * 1.0, rng.random() * 100]))
+            elif rng.random() < 0.7:
+                sizes.append(float(rng.randint(1, 20) * block))
+            else:
+                sizes.append(float(rng.randint(1, 300)))
+        used = float(rng.randint(0, 500)) if rng.random() < 0.9 else rng.random() * 100
+        need = float(rng.randint(0, 300)) if rng.random() < 0.9 else rng.random() * 50
+        cap = rng.randint(0, 1500) + EPS
+        units = rng.choice([0.0, 160.0, 3.5])
+        pools = []
+        for _ in range(2):
+            pl = types.SimpleNamespace(block=block, entries={}, evicted_entries=0,
+                                       evicted_units=units, used=used, cached=0.0)
+            for i, s in enumerate(sizes):
+                pl.entries[i] = Entry(i, s, 0.0, i, None)
+                pl.cached += s
+            pools.append(pl)
+        _evict_one_by_one(pools[0], need, cap)
+        PoolOps.evict_lru(None, pools[1], need, cap)
+        a, b = ([(p.cached, p.evicted_units, p.evicted_entries,
+                  [(k, e.size) for k, e in p.entries.items()])] for p in pools)
+        assert repr(a) == repr(b)
