@@ -712,11 +712,8 @@ class Parser:
             j = self.i + 1
             if self.toks[j].kind == "LBracket":
                 j = self.skip_square(j)
-                if (j is not None and self.toks[j].kind == "Dot"
-                        and self.toks[j + 1].kind != IDENT):
-                    return self.ref()  # `name[…].` and no member: the reference's error
-            if j is not None and self.toks[j].kind == "Dot" and self.toks[j + 1].kind == IDENT:
-                j += 2
+            if j is not None and self.toks[j].kind == "Dot":
+                j = min(j + 2, len(self.toks) - 1)  # `.` and one token, any token
             if j is not None and self.toks[j].kind in ("Comma", "RParen") and not (
                     t.val in self.defs and self.toks[self.i + 1].kind == "LParen"):
                 return self.ref()

@@ -119,8 +119,8 @@ def transfer_tail(p, t, stage, grows=False):
     if stage == "@pull":  # a read takes from the entry's `from` pool, checked as written
         want = p.in_entry.cur.src
         st = p.peek()
-        if not (st.kind == IDENT and st.val == want):
-            shown = st.val if st.kind == IDENT else describe(st)
+        if st.kind == IDENT and st.val != want:
+            shown = st.val
             fail(f"`transfer … from {shown}`: a read takes from the entry's source, "
                  f"`from {want}`", st.pos)
     src = p.ref()
