@@ -364,6 +364,11 @@ def analyse_entry(p, q, e):
             elif t is A.RunS and s.growing is not None:
                 refs = [s.growing]
             for r in refs:
+                if r.member is not None:  # an entry names its pools bare
+                    tail = ("" if e.src is None else
+                            f" and `{e.src}`, the pool its `from` names")
+                    fail(f"{who} holds `{r.name}.{r.member}`, which is not a pool of "
+                         f"`{q.name}`: an entry allocates its queue's own pools{tail}", e.pos)
                 if r.member is None and r.name not in q.pools and r.name != e.src:
                     tail = ("" if e.src is None else
                             f" and `{e.src}`, the pool its `from` names")

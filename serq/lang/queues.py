@@ -160,8 +160,7 @@ def check_foreign_pool(p, verb, r):
     """`hold P.kv` and the like outside P's entries: only P's entries hold P's pools."""
     if r.member is None:
         return
-    q = p.queues.get(r.name)
-    if q is not None and (p.in_entry is None or p.in_entry.name != r.name):
+    if p.in_entry is None or p.in_entry.name != r.name:  # declared or not, as the reference
         fail(f"`{verb} {r.name}.{r.member}`: `{r.member}` is a pool of queue `{r.name}`, and "
              f"only `{r.name}`'s entries hold it; call one (`{r.name}.verb (…)`)", r.pos)
 
