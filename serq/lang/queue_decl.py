@@ -608,18 +608,16 @@ def expand_call(p, c, stack):
         fail(f"{who}: `{q.name}` is a family of {q.size}; index it", c.pos)
     if q.size is None and c.index is not None:
         fail(f"`{q.name}[…].{c.verb}`: `{q.name}` is one queue, not a family", c.pos)
-    link_call = c.verb == "transfer" and "link" in q.roles
+    link_call = c.verb == "transfer"
     if link_call:
         e = q.entry("transfer", False)
-        if e is None:
+        if e is None:  # any queue: the entry is looked up first
             fail(f"{who}: queue `{q.name}` has no such entry; its `serve` is its cost: "
                  f"`transfer on {q.name}[…] (n) from S to P (m);`", c.pos)
         if c.source is None or c.to is None:
             fail(f"`{q.name}.transfer (n) from S to P (m)`: a transfer names the pool it takes "
                  f"from and the pool it fills", c.pos)
     else:
-        if c.to is not None:
-            fail(f"`to` belongs to a link's `transfer`, not to `{c.verb}`", c.pos)
         e = q.entry(c.verb, c.source is not None)
         if e is None:
             other = q.entry(c.verb, c.source is None)
@@ -627,6 +625,8 @@ def expand_call(p, c, stack):
                 fail(f"{who}: queue `{q.name}` has no such entry: its `{c.verb}` takes no "
                      f"`from`", c.pos)
             fail(f"{who}: queue `{q.name}` has no such entry", c.pos)
+        if c.to is not None:
+            fail(f"`to` belongs to a link's `transfer`, not to `{c.verb}`", c.pos)
     key = (q.name, e.verb, e.src is not None)
     if key in stack:
         fail(f"{who}: the entries call each other in a cycle", c.pos)

@@ -49,7 +49,8 @@ def serving_form(p, side, out):
                          else "help: declare the stage above this statement")
                 fail(f"`{role} on {r.name}`: no stage `{r.name}` is declared above", r.pos,
                      extra=(help_,))
-    if refs is None and index is None and role == "transfer" and pull_read(p):
+    if refs is None and index is None and role == "transfer" and p.at("LParen") \
+            and pull_read(p):  # the reference's read form starts `transfer (`
         out.append(pull_transfer_form(p, t))
         return
     if refs is None:
