@@ -19,7 +19,7 @@ NAN = float("nan")
 
 class Job:
     __slots__ = ("id", "owner", "work", "mode", "growing", "enqueued", "started", "tag",
-                 "decode", "mark", "kv", "kv1", "gent", "tok")  # the last five: step stages
+                 "decode", "mark", "kv", "kv1", "gent", "dge", "tok")  # the last 6: step
 
     def __init__(self, jid, owner, work, mode, growing, now):
         self.id = jid

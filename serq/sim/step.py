@@ -131,6 +131,7 @@ class StepStage(Stage):
         j.kv = None
         j.kv1 = None
         j.gent = None
+        j.dge = None
         j.tok = None
 
     def remove_job(self, j):
@@ -456,30 +457,23 @@ class StepStage(Stage):
                 if j.mark == mark:
                     continue
                 j.mark = mark
-                ge = j.gent
-                if ge is not None and j.decode and left >= 1.0 and j.work >= 1.0:
+                dge = j.dge
+                if dge is not None and left >= 1.0 and j.work >= 1.0:
                     # the common decode: one token, no growth needed; what the general
-                    # steps below do in that case
-                    h, e, o = ge
+                    # steps below do in that case (see where dge is set)
+                    e, o, e1 = dge
                     if o.status != GROWING and not e.pos + 1.0 - e.alloc > EPS:
                         e.pos += 1.0
-                        h.grown = True
                         append([j, 1.0])
                         ntok += 1.0
-                        e = j.kv1
-                        if e is not None:
-                            hk = e.alloc
-                        else:
-                            hk = 0.0
-                            for e in self.job_kv(j):
-                                hk += e.alloc
                         dec += 1
-                        kvb += hk
+                        kvb += e1.alloc
                         left -= 1.0
                         if left <= 0:
                             full = True
                             break
                         continue
+                ge = j.gent
                 w = j.work
                 decode = j.decode
                 if decode:
@@ -528,6 +522,10 @@ class StepStage(Stage):
                 if decode:
                     dec += 1
                     kvb += hk
+                    if ge is not None and j.kv1 is not None:
+                        # a growing decode with one KV entry, its hold now marked grown
+                        # (for good): later tokens take the fast path above
+                        j.dge = (ge[1], ge[2], j.kv1)
                 else:
                     npre += tokens
                     kvp += hk
