@@ -428,10 +428,12 @@ class StepStage(Stage):
 
     def start_iteration_fcfs(self):
         """``start_iteration`` without serve keys or exclusive prefill: the serving order is
-        the residents list itself, so one pass over it serves the batch, marking each job
-        served (``Job.mark``); when a growth changed the list (``rver``: a preemption, a
-        spill job) the pass starts again, skipping the marked jobs, as the general loop
-        would (it rescans the whole order for each job served)."""
+        the residents list itself, so one pass over it serves the batch; when a growth
+        changed the list (``rver``: a preemption, a spill job) or an admission added to it,
+        the pass starts again, skipping the jobs already served, as the general loop would
+        (it rescans the whole order for each job served). The first pass needs no record
+        of them (they are the ones before it in the list); when it is cut short, they are
+        marked (``Job.mark``), and so is each job a later pass serves."""
         sim = self.sim
         totals, budget, chunk = self.plan(totals=False)
         left = budget
@@ -451,12 +453,14 @@ class StepStage(Stage):
         kvp = 0.0
         full = False
         append = assign.append
+        check = False  # whether the marks tell the served jobs (after a pass was cut short)
         while not full:
             ver = self.rver
             for j in res:
-                if j.mark == mark:
-                    continue
-                j.mark = mark
+                if check:
+                    if j.mark == mark:
+                        continue
+                    j.mark = mark
                 dge = j.dge
                 if dge is not None and left >= 1.0 and j.work >= 1.0:
                     # the common decode: one token, no growth needed; what the general
@@ -496,8 +500,14 @@ class StepStage(Stage):
                         continue
                     need = e.pos + tokens - e.alloc
                     if need > EPS:
+                        if not check:
+                            seen = res[:res.index(j) + 1]  # this pass's jobs so far
                         grown = sim.grow(o, j.growing, need, j)
                         if self.rver != ver:  # the list changed under the pass
+                            if not check:
+                                for x in seen:
+                                    x.mark = mark
+                                check = True
                             if grown:
                                 ver = -1  # serve this job, then start again
                             else:
@@ -536,9 +546,15 @@ class StepStage(Stage):
                 if ver < 0:
                     break
             else:  # every resident served: admit a waiting hold, if one fits
-                if left > 0 and not sim.n_preemptions > pre0 and self.admit_bound(left):
-                    admitted = True
-                    continue
+                if left > 0 and not sim.n_preemptions > pre0:
+                    seen = None if check else res[:]
+                    if self.admit_bound(left):
+                        if seen is not None:
+                            for x in seen:
+                                x.mark = mark
+                            check = True
+                        admitted = True
+                        continue
                 break
         preempted = sim.n_preemptions > pre0
         if not assign and not preempted:
