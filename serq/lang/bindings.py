@@ -38,9 +38,14 @@ def subst(e, env):
 
 
 def body_reads(block, name) -> bool:
+    """Whether a hold's body reads a binding: a pool or stage named in statement position
+    (`run s (…)`) is no read of it, only its index is."""
     for s in block:
-        if any(reads_name(x, name) for x in stmt_exprs(s)):
-            return True
+        for x in stmt_exprs(s):
+            if type(x) is A.Ref:
+                x = x.index
+            if x is not None and reads_name(x, name):
+                return True
         if type(s) is A.HoldS and name in s.bound:
             continue
         for b in sub_blocks(s):

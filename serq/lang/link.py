@@ -444,8 +444,8 @@ class Linker:
             idx = len(out)
             out.append(None)
             refs = [hp.ref for hp in pools]
+            cache = None if s.cache is None else self.expr(s.cache)  # before the body
             body = self.link_block(s.body, holds + [(s, refs)])
-            cache = None if s.cache is None else self.expr(s.cache)
             lease = None
             if s.lease is not None:
                 lr = s.lease[0]

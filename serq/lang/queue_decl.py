@@ -835,7 +835,9 @@ def route_of(parser, req):
     e = q.entry("route", False)
     c = A.QueueCallS(q.name, None, "route", [], None, None, req.pos, req.name_pos)
     env = Env(q, e, c, None, None, None, True)
-    body = expand_block(parser, sub_block(e.body, env), ((q.name, "route", False),))
+    body = sub_block(e.body, env)
+    check_dotted(parser, body)  # the route's own reads, before its calls expand
+    body = expand_block(parser, body, ((q.name, "route", False),))
     check_dotted(parser, body)
     return body
 
