@@ -153,8 +153,9 @@ def member_ref(p, name, index, mt):
     """`Q[i].x` naming no pool of queue Q reads an attribute, which is no member's."""
     q = p.queues.get(name)
     if q is not None and index is not None and mt.val not in q.pools:
-        fail(f"`{name}[…].{mt.val}` reads the request's attribute, which is no member's: "
-             f"write `{name}.{mt.val}`", mt.pos)
+        # reported after parsing, as the reference
+        p.defer(f"`{name}[…].{mt.val}` reads the request's attribute, which is no member's: "
+                f"write `{name}.{mt.val}`", mt.pos)
 
 
 def check_foreign_pool(p, verb, r):

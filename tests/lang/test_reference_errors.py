@@ -1151,6 +1151,22 @@ CASES = [
      '5:97: link error: unknown name `at`\n5 | session { hold kv (p) { run E prefill (p) growing kv; run E ( decodeo) growing kv; } cache (p + at); }\n  |                                                                                                 ^^\nhelp: declare a `let` constant or assign a session attribute before using it'),
     ('pool kv { cap 1000; }\nstage s : fifo;\nworkload { arrive poisson(0.1); session { request; } }\nserver { hold kv (x) at admission (s = 3) { run s (x); } observe o = x; }\nrun { horizon 10; }\n',
      '4:19: link error: unknown name `x`\n4 | server { hold kv (x) at admission (s = 3) { run s (x); } observe o = x; }\n  |                   ^\nhelp: declare a `let` constant or assign a session attribute before using it'),
+    ('queue R[2] : prefill { pool kv { cap 1; } serve fifo; prefill (p) { run (p); } }\nstage s : fifo;\nworkload { arrive poisson(1); session { request; } }\nserver { choose j in 2 by (used(R[j].kvx)); run s (1 } }\nrun { horizon 5; }\n',
+     '4:54: expected RParen, found RBrace\n4 | server { choose j in 2 by (used(R[j].kvx)); run s (1 } }\n  |                                                      ^'),
+    ('queue R[2] : prefill { pool kv { cap 1; } serve fifo; prefill (p) { run (p); } }\nstage s : fifo;\nworkload { arrive poisson(1); session { request; } }\nserver { choose j in 2 by (used(R[j].kvx)) run s (1); } }\nrun { horizon 5; }\n',
+     '4:44: expected Semi, found `run`\n4 | server { choose j in 2 by (used(R[j].kvx)) run s (1); } }\n  |                                            ^'),
+    ('queue R[2] : prefill { pool kv { cap 1; } serve fifo; prefill (p) { run (p); } }\nstage s : fifo;\nworkload { arrive poisson(1); session { request; } }\nserver { choose j in 2 by (used(R[j].kvx) + 1 2); }\nrun { horizon 5; }\n',
+     '4:47: expected RParen, found 2\n4 | server { choose j in 2 by (used(R[j].kvx) + 1 2); }\n  |                                               ^'),
+    ('queue R[2] : prefill { pool kv { cap 1; } serve fifo; prefill (p) { run (p); } }\nstage s : fifo;\nworkload { arrive poisson(1); session { request; } }\nserver { observe o = used(R[0].kvx) 3; }\nrun { horizon 5; }\n',
+     '4:37: expected Semi, found 3\n4 | server { observe o = used(R[0].kvx) 3; }\n  |                                     ^'),
+    ('queue R[2] : prefill { pool kv { cap 1; } serve fifo; prefill (p) { run (p); } }\nstage s : fifo;\nworkload { arrive poisson(1); session { request; } }\nserver { observe o = used(R[0].kvx); run s (1 } }\nrun { horizon 5; }\n',
+     '4:47: expected RParen, found RBrace\n4 | server { observe o = used(R[0].kvx); run s (1 } }\n  |                                               ^'),
+    ('queue R[2] : prefill { pool kv { cap 1; } serve fifo; prefill (p) { run (p); } }\nstage s : fifo;\nworkload { arrive poisson(1); session { request; } }\nserver { observe o = used(R[0].kvx); } junk }\nrun { horizon 5; }\n',
+     '4:40: unexpected `junk` at top level\n4 | server { observe o = used(R[0].kvx); } junk }\n  |                                        ^'),
+    ('queue R[2] : prefill { pool kv { cap 1; } serve fifo; prefill (p) { run (p); } }\nstage s : fifo;\nworkload { arrive poisson(1); session { request; } }\nserver { observe o = used(R[0].kvx); run zz (1); }\nrun { horizon 5; }\n',
+     "4:32: `R[…].kvx` reads the request's attribute, which is no member's: write `R.kvx`\n4 | server { observe o = used(R[0].kvx); run zz (1); }\n  |                                ^"),
+    ('queue R[2] : prefill { pool kv { cap 1; } serve fifo; prefill (p) { run (p); } }\nstage s : fifo;\nworkload { arrive poisson(1); session { request; } }\nserver { observe o = used(R[0].kvx) + zz; }\nrun { horizon 5; }\n',
+     "4:32: `R[…].kvx` reads the request's attribute, which is no member's: write `R.kvx`\n4 | server { observe o = used(R[0].kvx) + zz; }\n  |                                ^"),
 ]
 
 KW_SOURCE = 'let lam = 0.5; let k = lam * 2; def f(x) = ~exp(x);\nstage s : fifo;\nworkload { arrive poisson(lam); session { request; } }\nserver { run s (f(k)); observe t = now; }\nrun { horizon 20; }\n'
