@@ -6,6 +6,7 @@ sugar), assemble the session, the parser-level checks, link, lint, validate.
 from __future__ import annotations
 
 import math
+import operator
 import os
 import re
 
@@ -28,6 +29,8 @@ _IDENT = re.compile(r"[^\W\d]\w*\Z")
 def compile(path=None, *, source=None, sets=None, defs=None, seed=None, horizon=None,
             warmup=None, arrivals=None, trace=None) -> T.Program:
     """Compile a serQ program given by ``path`` or as ``source`` text (pyserq's API)."""
+    path, trace = check_arguments(path, source, sets, defs, seed, horizon, warmup, arrivals,
+                                  trace)
     if (path is None) == (source is None):
         raise CompileError("compile: give exactly one of `path` and `source=`")
     sets = dict(sets or {})
@@ -76,6 +79,82 @@ def compile(path=None, *, source=None, sets=None, defs=None, seed=None, horizon=
     if base_dir is not None:
         object.__setattr__(prog, "base_dir", base_dir)
     return prog
+
+
+# -- keyword arguments: converted as the reference's bindings do, in signature order ------
+
+def _type(x):
+    return type(x).__name__
+
+
+def _pathlike(name, x):
+    if x is None:
+        return None
+    if isinstance(x, bytes) and name == "trace":
+        raise TypeError(f"argument '{name}': 'bytes' object cannot be converted to 'PyString'")
+    try:
+        return os.fspath(x)
+    except TypeError as e:
+        raise TypeError(f"argument '{name}': {e}") from None
+
+
+def _string(name, x):
+    if not isinstance(x, str):
+        raise TypeError(f"argument '{name}': '{_type(x)}' object cannot be converted to "
+                        f"'PyString'")
+
+
+def _real(x):
+    return hasattr(type(x), "__float__") or hasattr(type(x), "__index__")
+
+
+def _u64(name, x):
+    if x is None:
+        return
+    if isinstance(x, float) or not hasattr(type(x), "__index__"):
+        raise TypeError(f"argument '{name}': '{_type(x)}' object cannot be interpreted as an "
+                        f"integer")
+    v = operator.index(x)
+    if v < 0:
+        raise OverflowError("can't convert negative int to unsigned")
+    if v >= 2 ** 64:
+        raise OverflowError("int too big to convert")
+
+
+def _f64(name, x):
+    if x is not None and not _real(x):
+        raise TypeError(f"argument '{name}': must be real number, not {_type(x)}")
+
+
+def check_arguments(path, source, sets, defs, seed, horizon, warmup, arrivals, trace):
+    path = _pathlike("path", path)
+    if source is not None:
+        _string("source", source)
+    for name, table in (("sets", sets), ("defs", defs)):
+        if table is None:
+            continue
+        if not isinstance(table, dict):
+            raise TypeError(f"argument '{name}': '{_type(table)}' object cannot be converted "
+                            f"to 'PyDict'")
+        for k, v in table.items():
+            _string(name, k)
+            if name == "defs":
+                _string(name, v)
+            elif not (_real(v) or isinstance(v, str)):
+                t = _type(v)
+                raise TypeError(
+                    f"argument 'sets': failed to extract enum SetValue ('Num | Expr')\n"
+                    f"- variant Num (Num): TypeError: failed to extract field SetValue::Num.0, "
+                    f"caused by TypeError: must be real number, not {t}\n"
+                    f"- variant Expr (Expr): TypeError: failed to extract field "
+                    f"SetValue::Expr.0, caused by TypeError: '{t}' object cannot be converted "
+                    f"to 'PyString'")
+    _u64("seed", seed)
+    _f64("horizon", horizon)
+    _f64("warmup", warmup)
+    _u64("arrivals", arrivals)
+    trace = _pathlike("trace", trace)
+    return path, trace
 
 
 def set_value(name, v):

@@ -1172,30 +1172,96 @@ CASES = [
 KW_SOURCE = 'let lam = 0.5; let k = lam * 2; def f(x) = ~exp(x);\nstage s : fifo;\nworkload { arrive poisson(lam); session { request; } }\nserver { run s (f(k)); observe t = now; }\nrun { horizon 20; }\n'
 
 KW_CASES = [
-    ({'sets': {'lam': math.nan}},
-     'link error: --set lam: the value is NaN\nhelp: a constant is a number or `inf`; `0/0` and `inf - inf` are not'),
-    ({'sets': {'lam': 'nan'}},
-     'link error: --set lam: `nan` is not a constant\nhelp: declare this constant or use the name of an existing constant'),
-    ({'sets': {'lam': 'k'}},
-     'link error: --set lam: `k` is not a constant\nhelp: declare this constant or use the name of an existing constant'),
+    ({'sets': {'lam': 2}},
+     None),
+    ({'sets': {'lam': True}},
+     None),
+    ({'sets': {'zz': 1}},
+     'link error: unknown --set constant `zz`\nhelp: --set overrides a declared `let`; available constants: lam, k'),
+    ({'sets': {'1x': 1}},
+     'invalid set name `1x`; expected an identifier'),
+    ({'sets': {'lam': '1 +'}},
+     'invalid expression in set `lam = 1 +`: 1:4: expected an expression, found Eof'),
+    ({'sets': {'lam': 'now'}},
+     'link error: --set lam: `now` is not a constant\nhelp: declare this constant or use the name of an existing constant'),
+    ({'sets': {'lam': 'inf'}},
+     None),
+    ({'sets': {'lam': '-inf'}},
+     None),
+    ({'sets': {'k': 'lam * 3'}},
+     None),
     ({'sets': {'k': 'lan'}},
      'link error: --set k: `lan` is not a constant\nhelp: did you mean constant `lam`?\nnote: `lam` declared at 1:5'),
-    ({'sets': {'k': 'lam + zz'}},
-     'link error: --set k: `zz` is not a constant\nhelp: declare this constant or use the name of an existing constant'),
-    ({'defs': {'f': 'y'}},
-     '1:37: link error: unknown name `y`\n1 | let lam = 0.5; let k = lam * 2; def f(x) = ~exp(x);\n  |                                     ^\nhelp: did you mean name `k`?\nnote: `k` declared at 1:20'),
-    ({'defs': {'f': 'x + lan'}},
-     '1:37: link error: unknown name `lan`\n1 | let lam = 0.5; let k = lam * 2; def f(x) = ~exp(x);\n  |                                     ^^^\nhelp: did you mean name `lam`?\nnote: `lam` declared at 1:5'),
-    ({'defs': {'f': 'x + lanxxx(2)'}},
-     '1:37: link error: unknown function `lanxxx`\n1 | let lam = 0.5; let k = lam * 2; def f(x) = ~exp(x);\n  |                                     ^^^^^^'),
-    ({'defs': {'f': 'x + (1'}},
-     'invalid expression in --def `f = x + (1`: 1:7: expected RParen, found Eof'),
-    ({'sets': {'k': math.nan}},
-     'link error: --set k: the value is NaN\nhelp: a constant is a number or `inf`; `0/0` and `inf - inf` are not'),
-    ({'sets': {'k': '0/0'}},
-     'link error: --set k: the value is NaN\nhelp: a constant is a number or `inf`; `0/0` and `inf - inf` are not'),
-    ({'sets': {'lam': 'inf-inf'}},
-     'link error: --set lam: the value is NaN\nhelp: a constant is a number or `inf`; `0/0` and `inf - inf` are not'),
+    ({'defs': {'zz': '1'}},
+     'unknown --def `zz`\nhelp: --def replaces the body of a declared `def NAME(...) = expr;`; the program declares: f'),
+    ({'defs': {'f': '1 +'}},
+     'invalid expression in --def `f = 1 +`: 1:4: expected an expression, found Eof'),
+    ({'defs': {'f': 'x ~'}},
+     'invalid expression in --def `f = x ~`: 1:3: expected Eof, found Tilde'),
+    ({'defs': {'f': 'now'}},
+     None),
+    ({'defs': {'f': 'f(1)'}},
+     '1:37: `f` uses itself\n1 | let lam = 0.5; let k = lam * 2; def f(x) = ~exp(x);\n  |                                     ^'),
+    ({'defs': {'f': 'k * 2'}},
+     None),
+    ({'sets': {'lam': 'used(kv)'}},
+     'link error: --set lam: `kv` is not a constant\nhelp: declare this constant or use the name of an existing constant'),
+    ({'sets': {'lam': '~exp(1)'}},
+     'link error: --set lam: a constant cannot sample'),
+    ({'sets': {'lam': 'k'}, 'defs': {'f': 'y'}},
+     'link error: --set lam: `k` is not a constant\nhelp: declare this constant or use the name of an existing constant'),
+]
+
+# keyword arguments of the wrong type: the exception class and text
+TYPE_CASES = [
+    ({'seed': -1},
+     ('OverflowError', "can't convert negative int to unsigned")),
+    ({'arrivals': -3},
+     ('OverflowError', "can't convert negative int to unsigned")),
+    ({'trace': 3},
+     ('TypeError', "argument 'trace': expected str, bytes or os.PathLike object, not int")),
+    ({'seed': 1.5},
+     ('TypeError', "argument 'seed': 'float' object cannot be interpreted as an integer")),
+    ({'arrivals': 2.5},
+     ('TypeError', "argument 'arrivals': 'float' object cannot be interpreted as an integer")),
+    ({'horizon': '5'},
+     ('TypeError', "argument 'horizon': must be real number, not str")),
+    ({'seed': '1'},
+     ('TypeError', "argument 'seed': 'str' object cannot be interpreted as an integer")),
+    ({'seed': 18446744073709551616},
+     ('OverflowError', 'int too big to convert')),
+    ({'warmup': '1'},
+     ('TypeError', "argument 'warmup': must be real number, not str")),
+    ({'sets': [1]},
+     ('TypeError', "argument 'sets': 'list' object cannot be converted to 'PyDict'")),
+    ({'defs': 3},
+     ('TypeError', "argument 'defs': 'int' object cannot be converted to 'PyDict'")),
+    ({'sets': {'x': None}},
+     ('TypeError', "argument 'sets': failed to extract enum SetValue ('Num | Expr')\n- variant Num (Num): TypeError: failed to extract field SetValue::Num.0, caused by TypeError: must be real number, not NoneType\n- variant Expr (Expr): TypeError: failed to extract field SetValue::Expr.0, caused by TypeError: 'NoneType' object cannot be converted to 'PyString'")),
+    ({'trace': b'x.csv'},
+     ('TypeError', "argument 'trace': 'bytes' object cannot be converted to 'PyString'")),
+    ({'arrivals': 1180591620717411303424},
+     ('OverflowError', 'int too big to convert')),
+    ({'seed': -1180591620717411303424},
+     ('OverflowError', "can't convert negative int to unsigned")),
+    ({'defs': {'f': 3}},
+     ('TypeError', "argument 'defs': 'int' object cannot be converted to 'PyString'")),
+    ({'sets': {3: 1}},
+     ('TypeError', "argument 'sets': 'int' object cannot be converted to 'PyString'")),
+    ({'defs': {3: 'x'}},
+     ('TypeError', "argument 'defs': 'int' object cannot be converted to 'PyString'")),
+    ({'sets': {'lam': [1]}},
+     ('TypeError', "argument 'sets': failed to extract enum SetValue ('Num | Expr')\n- variant Num (Num): TypeError: failed to extract field SetValue::Num.0, caused by TypeError: must be real number, not list\n- variant Expr (Expr): TypeError: failed to extract field SetValue::Expr.0, caused by TypeError: 'list' object cannot be converted to 'PyString'")),
+    ({'seed': 'x', 'horizon': 'y'},
+     ('TypeError', "argument 'seed': 'str' object cannot be interpreted as an integer")),
+    ({'trace': 3, 'seed': 'x'},
+     ('TypeError', "argument 'seed': 'str' object cannot be interpreted as an integer")),
+    ({'sets': 3, 'seed': 'x'},
+     ('TypeError', "argument 'sets': 'int' object cannot be converted to 'PyDict'")),
+    ({'sets': {'lam': 2}, 'defs': 5},
+     ('TypeError', "argument 'defs': 'int' object cannot be converted to 'PyDict'")),
+    ({'source': 3},
+     ('TypeError', "argument 'source': 'int' object cannot be converted to 'PyString'")),
 ]
 
 
@@ -1210,6 +1276,14 @@ def outcome(**kw):
 @pytest.mark.parametrize("source,message", CASES)
 def test_reference_error_text(source, message):
     assert outcome(source=source) == message
+
+
+@pytest.mark.parametrize("kwargs,expected", TYPE_CASES)
+def test_reference_keyword_type_error(kwargs, expected):
+    kwargs = {"source": KW_SOURCE, **kwargs}
+    with pytest.raises(Exception) as info:
+        serq.compile(**kwargs)
+    assert (type(info.value).__name__, str(info.value)) == expected
 
 
 @pytest.mark.parametrize("kwargs,message", KW_CASES)
