@@ -41,14 +41,29 @@ def expr_nodes(e):
                 yield from expr_nodes(a.ref.index)
 
 
+def ref_indices(s):
+    """The index expressions of the pools and stages a statement names."""
+    t = type(s)
+    refs = []
+    if t is T.Hold:
+        refs = [p.ref for p in s.pools]
+    elif t in (T.Grow, T.Load, T.Drop, T.Release):
+        refs = [s.ref]
+    elif t is T.Run:
+        refs = [s.stage] + list(s.also)
+    return [r.index for r in refs if r.index is not None]
+
+
 def reads_attr(e, slot) -> bool:
     return e is not None and any(type(x) is T.Attr and x.slot == slot for x in expr_nodes(e))
 
 
-def stmt_exprs(s):
+def stmt_exprs(s, indices=True):
     t = type(s)
     if t is T.Set or t is T.Observe:
         return [s.expr]
+    if not indices:
+        return [e for e in stmt_exprs(s) if not any(e is i for i in ref_indices(s))]
     if t is T.Hold:
         out = []
         for p in s.pools:
@@ -176,7 +191,8 @@ class Lint:
 
     def reads_cached(self, block) -> bool:
         for s in block:
-            if any(reads_attr(e, 0) for e in stmt_exprs(s)):
+            # the reference does not count a pool's or stage's index as reading `cached`
+            if any(reads_attr(e, 0) for e in stmt_exprs(s, indices=False)):
                 return True
             if type(s) is T.Branch:
                 if self.reads_cached(self.blocks[s.then]) or self.reads_cached(

@@ -1167,6 +1167,22 @@ CASES = [
      "4:32: `R[…].kvx` reads the request's attribute, which is no member's: write `R.kvx`\n4 | server { observe o = used(R[0].kvx); run zz (1); }\n  |                                ^"),
     ('queue R[2] : prefill { pool kv { cap 1; } serve fifo; prefill (p) { run (p); } }\nstage s : fifo;\nworkload { arrive poisson(1); session { request; } }\nserver { observe o = used(R[0].kvx) + zz; }\nrun { horizon 5; }\n',
      "4:32: `R[…].kvx` reads the request's attribute, which is no member's: write `R.kvx`\n4 | server { observe o = used(R[0].kvx) + zz; }\n  |                                ^"),
+    ('pool kv { cap 100; }\npool pp[2] { cap 100; }\nstage d[2] : fifo;\nworkload { arrive poisson(1); session { request; } }\nserver { hold kv (1) { run d[floor(cached / 2)] (1); } }\nrun { horizon 5; }\n',
+     None),
+    ('pool kv { cap 100; }\npool pp[2] { cap 100; }\nstage d[2] : fifo;\nworkload { arrive poisson(1); session { request; } }\nserver { hold kv (1) { run d[0] (cached); } }\nrun { horizon 5; }\n',
+     "link error: `cached` is read in a hold on `kv` that has no `cache` clause: such a hold consumes nothing of the session's cached prefix, so `cached` is 0 there. Write `cache (0)` to consume the prefix and keep nothing, `cache (ℓ)` to keep ℓ of what was computed, or read `cached` above the hold, where the admission that set it is the enclosing hold's."),
+    ('pool kv { cap 100; }\npool pp[2] { cap 100; }\nstage d[2] : fifo;\nworkload { arrive poisson(1); session { request; } }\nserver { hold kv (1) { hold pp[min(cached, 1)] (1) { run d[0] (1); } cache (0); } }\nrun { horizon 5; }\n',
+     None),
+    ('pool kv { cap 100; }\npool pp[2] { cap 100; }\nstage d[2] : fifo;\nworkload { arrive poisson(1); session { request; } }\nserver { hold kv (1) { grow pp[min(cached,1)] (1); } }\nrun { horizon 5; }\n',
+     None),
+    ('pool kv { cap 100; }\npool pp[2] { cap 100; }\nstage d[2] : fifo;\nworkload { arrive poisson(1); session { request; } }\nserver { hold kv (1) { set z = cached; } }\nrun { horizon 5; }\n',
+     "link error: `cached` is read in a hold on `kv` that has no `cache` clause: such a hold consumes nothing of the session's cached prefix, so `cached` is 0 there. Write `cache (0)` to consume the prefix and keep nothing, `cache (ℓ)` to keep ℓ of what was computed, or read `cached` above the hold, where the admission that set it is the enclosing hold's."),
+    ('pool kv { cap 100; }\npool pp[2] { cap 100; }\nstage d[2] : fifo;\nworkload { arrive poisson(1); session { request; } }\nserver { hold kv (1) { branch (cached > 1) { run d[0] (1); } } }\nrun { horizon 5; }\n',
+     "link error: `cached` is read in a hold on `kv` that has no `cache` clause: such a hold consumes nothing of the session's cached prefix, so `cached` is 0 there. Write `cache (0)` to consume the prefix and keep nothing, `cache (ℓ)` to keep ℓ of what was computed, or read `cached` above the hold, where the admission that set it is the enclosing hold's."),
+    ('pool kv { cap 100; }\npool pp[2] { cap 100; }\nstage d[2] : fifo;\nworkload { arrive poisson(1); session { request; } }\nserver { hold kv (1) { run d[0], d[min(cached,1)] (1); } }\nrun { horizon 5; }\n',
+     "a run over several stages needs the program's `share` (`share maxmin;` or `share bottleneck;`)"),
+    ('pool kv { cap 100; }\npool pp[2] { cap 100; }\nstage d[2] : fifo;\nworkload { arrive poisson(1); session { request; } }\nserver { hold kv (1) { choose j in 2 by (cached); run d[j] (1); } }\nrun { horizon 5; }\n',
+     "link error: `cached` is read in a hold on `kv` that has no `cache` clause: such a hold consumes nothing of the session's cached prefix, so `cached` is 0 there. Write `cache (0)` to consume the prefix and keep nothing, `cache (ℓ)` to keep ℓ of what was computed, or read `cached` above the hold, where the admission that set it is the enclosing hold's."),
 ]
 
 KW_SOURCE = 'let lam = 0.5; let k = lam * 2; def f(x) = ~exp(x);\nstage s : fifo;\nworkload { arrive poisson(lam); session { request; } }\nserver { run s (f(k)); observe t = now; }\nrun { horizon 20; }\n'
