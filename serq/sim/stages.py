@@ -83,7 +83,7 @@ class Stage:
         start = j.started
         wait = start - j.enqueued
         service = now - start
-        # feed_estimator, inline (once per job)
+        # the price estimator: EWMAs of service, wait and the gap between starts
         if self.e_n == 0:
             self.e_service = service
             self.e_wait = wait
@@ -119,22 +119,6 @@ class Stage:
             o.job = None
             o.stage = None
             sim.ready.append(o)
-
-    def feed_estimator(self, start, wait, service):
-        if self.e_n == 0:
-            self.e_service = service
-            self.e_wait = wait
-        else:
-            self.e_service = BETA * self.e_service + ALPHA * service
-            self.e_wait = BETA * self.e_wait + ALPHA * wait
-            gap = start - self.e_last
-            if self.e_gaps == 0:
-                self.e_gap = gap
-            else:
-                self.e_gap = BETA * self.e_gap + ALPHA * gap
-            self.e_gaps += 1
-        self.e_last = start
-        self.e_n += 1
 
     def est_lambda(self):
         if self.e_gaps == 0 or not self.e_gap > 0:

@@ -158,16 +158,9 @@ class StepStage(Stage):
         return total
 
     # -- planning (§8.2) ------------------------------------------------------------------------
-    def held(self, owner):
-        """Units the owner holds in the memory pool, over all its holds."""
-        total = 0.0
-        for e in self.kv_entries(owner):
-            total += e.alloc
-        return total
-
     def kv_entries(self, owner):
-        """The owner's entries in the memory pool, over all its holds, in the order ``held``
-        sums them. A resident job keeps this list (``Job.kv``): its owner's holds cannot
+        """The owner's entries in the memory pool, over all its holds, in the order the
+        kv_decode / kv_prefill totals sum them. A resident job keeps this list (``Job.kv``): its owner's holds cannot
         change while the job is resident (ending or preempting it removes the job first);
         only the allocations do, and they are read anew at each sum."""
         if owner is None or self.memory is None:
