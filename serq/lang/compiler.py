@@ -324,7 +324,7 @@ def live_read(e):
     for x in nodes(e):
         if type(x) is A.Name and (x.name == "cached" or x.name in CONTEXT):
             return f"`{x.name}`"
-        if type(x) is A.Call and x.name in LIVE_FUNCTIONS:
+        if type(x) is A.Call and (x.name in LIVE_FUNCTIONS or x.name == "blocksize"):
             return f"`{x.name}(…)`"
     return None
 

@@ -313,8 +313,10 @@ class Linker:
 
     def check_supplied_names(self):
         lets = list(dict.fromkeys(d.name for d in self.p.lets if not d.generated))
-        for name in lets + self.attrs[9:]:
-            if name in CONTEXT or name == "inf":
+        named = set(lets) | set(self.attrs[9:])
+        # the reference goes down its table of context variables, then `inf`
+        for name in list(CONTEXT) + ["inf"]:
+            if name in named:
                 what = "a `let` constant" if name in lets else "a session attribute"
                 if name in ("now", "inf"):
                     where = "every expression"

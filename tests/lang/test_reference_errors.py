@@ -1183,6 +1183,20 @@ CASES = [
      "a run over several stages needs the program's `share` (`share maxmin;` or `share bottleneck;`)"),
     ('pool kv { cap 100; }\npool pp[2] { cap 100; }\nstage d[2] : fifo;\nworkload { arrive poisson(1); session { request; } }\nserver { hold kv (1) { choose j in 2 by (cached); run d[j] (1); } }\nrun { horizon 5; }\n',
      "link error: `cached` is read in a hold on `kv` that has no `cache` clause: such a hold consumes nothing of the session's cached prefix, so `cached` is 0 there. Write `cache (0)` to consume the prefix and keep nothing, `cache (ℓ)` to keep ℓ of what was computed, or read `cached` above the hold, where the admission that set it is the enclosing hold's."),
+    ('let residents = 1;\nstage s: fifo;\nworkload { arrive poisson(1); init { set now = 1; } session { request; } }\nserver { run s (1); }\nrun { horizon 5; }\n',
+     'link error: `now` is a name the language supplies, read in every expression; a session attribute named `now` would be read there instead\nhelp: give the session attribute a name of its own (docs/api/context.md lists the context variables)'),
+    ('stage s: fifo;\nworkload { arrive poisson(1); init { set prefilled = 1; set decoders = 1; } session { request; } }\nserver { run s (1); }\nrun { horizon 5; }\n',
+     "link error: `decoders` is a name the language supplies, read in a step stage's budget or chunk, planned before the iteration, or a step stage's cost, after the iteration, or a step stage's serve keys; a session attribute named `decoders` would be read there instead\nhelp: give the session attribute a name of its own (docs/api/context.md lists the context variables)"),
+    ('let inf = 1;\nstage s: fifo;\nworkload { arrive poisson(1); init { set remaining = 1; } session { request; } }\nserver { run s (1); }\nrun { horizon 5; }\n',
+     "link error: `remaining` is a name the language supplies, read in a step stage's serve keys; a session attribute named `remaining` would be read there instead\nhelp: give the session attribute a name of its own (docs/api/context.md lists the context variables)"),
+    ('stage s: fifo;\nworkload { arrive poisson(1); init { set inf = 1; set now = 2; } session { request; } }\nserver { run s (1); }\nrun { horizon 5; }\n',
+     'link error: `now` is a name the language supplies, read in every expression; a session attribute named `now` would be read there instead\nhelp: give the session attribute a name of its own (docs/api/context.md lists the context variables)'),
+    ('pool kv { cap 10; block 2; }\nstage s : fifo;\nworkload { arrive poisson(1); session { request; } }\nserver { hold kv (x) at admission (x = blocksize(kv)) { run s (x); } }\nrun { horizon 5; }\n',
+     '4:36: the body reads `x`, and `x` reads `blocksize(…)`: the body sees a binding that reads only attributes and constants\n4 | server { hold kv (x) at admission (x = blocksize(kv)) { run s (x); } }\n  |                                    ^\nhelp: name what the body needs with a `set` in the body'),
+    ('pool kv { cap 10; block 2; }\nstage s : fifo;\nworkload { arrive poisson(1); session { request; } }\nserver { hold kv (x) at admission (x = computed < 3 ? 3 : blocksize(kv) + 1) { run s (x); } }\nrun { horizon 5; }\n',
+     '4:36: the body reads `x`, and `x` reads `blocksize(…)`: the body sees a binding that reads only attributes and constants\n4 | server { hold kv (x) at admission (x = computed < 3 ? 3 : blocksize(kv) + 1) { run s (x); } }\n  |                                    ^\nhelp: name what the body needs with a `set` in the body'),
+    ('pool kv { cap 10; block 2; }\nstage s : fifo;\nworkload { arrive poisson(1); session { request; } }\nserver { hold kv (x) at admission (x = exp(2)) { run s (x); } }\nrun { horizon 5; }\n',
+     None),
 ]
 
 KW_SOURCE = 'let lam = 0.5; let k = lam * 2; def f(x) = ~exp(x);\nstage s : fifo;\nworkload { arrive poisson(lam); session { request; } }\nserver { run s (f(k)); observe t = now; }\nrun { horizon 20; }\n'
