@@ -148,15 +148,14 @@ def parse_queue(p):
                 d.memory = (f"{name}.{d.memory[0]}", d.memory[1])
             p.out.stages.append(d)
             q.has_serve = True
-            if link and p.at_word("latency"):
+            if p.at_word("latency"):  # any queue, as the reference (after `serve X;`)
                 p.next()
                 lt = p.peek()
                 e = p.expr()
                 if fold_now(p, e) is None:
                     fail("`latency` is a number or a constant over `let`s: a link's fixed "
                          "wait, the same for every transfer", lt.pos)
-                if d.kind != "step":
-                    p.expect("Semi")
+                p.expect("Semi")
                 q.latency = e
                 p.out.lets.append(A.LetD(f"{name}.latency.time", e, lt.pos, generated=True))
         elif w == "nic":
