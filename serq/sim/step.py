@@ -168,6 +168,16 @@ class StepStage(Stage):
         m = self.memory
         return [e for h in owner.holds for e in h.entries if e.pool == m]
 
+    def job_units(self, j):
+        """Units the job's owner holds in the memory pool (its cached entries, read anew)."""
+        kv = j.kv
+        if kv is None:
+            kv = self.job_kv(j)
+        h = 0.0
+        for e in kv:
+            h += e.alloc
+        return h
+
     def job_kv(self, j):
         """``j.kv``, computed on first use; ``j.kv1`` is its entry when it has one only."""
         kv = j.kv
@@ -183,13 +193,9 @@ class StepStage(Stage):
         dec = 0
         kvb = 0.0
         kvp = 0.0
+        units = self.job_units
         for j in res:
-            kv = j.kv
-            if kv is None:
-                kv = self.job_kv(j)
-            h = 0.0
-            for e in kv:
-                h += e.alloc
+            h = units(j)
             if j.decode:
                 dec += 1
                 kvb += h
@@ -350,14 +356,10 @@ class StepStage(Stage):
         npre = 0.0
         kvb = 0.0
         kvp = 0.0
+        units = self.job_units
         for j, tokens in assign:
             ntok += tokens
-            kv = j.kv
-            if kv is None:
-                kv = self.job_kv(j)
-            h = 0.0
-            for e in kv:
-                h += e.alloc
+            h = units(j)
             if j.decode:
                 dec += 1
                 kvb += h
@@ -403,19 +405,8 @@ class StepStage(Stage):
                 self.flush_idle()
         self.step_stats(now, dec, npre)
         if sim.warm and dec > 0:
-            # Welford.add, inline, for the decode batch and the step cost
-            w = self.batch
-            n = w.n + 1
-            w.n = n
-            d = dec - w._mean
-            w._mean += d / n
-            w.m2 += d * (dec - w._mean)
-            w = self.step_cost
-            n = w.n + 1
-            w.n = n
-            d = cost - w._mean
-            w._mean += d / n
-            w.m2 += d * (cost - w._mean)
+            self.batch.add(dec)
+            self.step_cost.add(cost)
         heapq.heappush(sim.heap, (now + cost, sim.seq, EV_ITER, self.index, self.epoch, None))
         sim.seq += 1
 
