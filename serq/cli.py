@@ -144,6 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="also write every observation's records to DIR/NAME.csv "
                           "(time,session,turn,value); DIR is created if needed")
     run.set_defaults(func=cmd_run, parser=run)
+    from serq.cli_sweep import add_commands as add_sweep_commands
+    add_sweep_commands(sub)
     return parser
 
 
