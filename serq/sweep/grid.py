@@ -52,7 +52,8 @@ def _range(start, stop, step, where):
         raise ValueError(f"{where}: {count} values; more than 100000")
     # a + i*h, rounded to the step's decimals so that 11 + 3*0.1 prints as 11.3
     digits = max(0, -math.floor(math.log10(h)) + 6)
-    return [round(a + i * h, digits) for i in range(count)]
+    values = [round(a + i * h, digits) for i in range(count)]
+    return [int(v) if v == int(v) else v for v in values]
 
 
 def parse_axis(text: str) -> Axis:
