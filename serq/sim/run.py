@@ -22,8 +22,11 @@ def _load_trace(program):
 
 
 @deep
-def run(program):
-    """Run ``program`` (a ``serq.Program``) and return its ``Report``."""
+def run(program, *, hooks=None):
+    """Run ``program`` (a ``serq.Program``) and return its ``Report``.
+
+    ``hooks``: an observer (``serq.sim.hooks.Hooks``) called at every event and every
+    iteration of a step stage; None (the default) runs without any."""
     from serq.sim.engine import Sim
     if not isinstance(program, T.Program):
         raise TypeError("run() takes a serq.Program (from serq.compile or Program.from_json)")
@@ -32,6 +35,9 @@ def run(program):
         sim = Sim(program)
     else:
         sim = Sim(program, trace.sessions, trace.times)
+    if hooks is not None:
+        from serq.sim.hooks import HookBus
+        sim.hooks = HookBus(sim, hooks)
     end = sim.run()
     return build_report(sim, end)
 
