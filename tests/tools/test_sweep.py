@@ -151,3 +151,11 @@ def test_dask_backend_on_a_local_cluster_gives_the_same_rows():
     axes = [parse_axis("lam=0.5,0.6")]
     local = run_sweep(source, axes, [1, 2], jobs=1)
     assert run_sweep(source, axes, [1, 2], jobs=2, backend="dask").rows == local.rows
+
+
+def test_ray_backend_on_a_local_cluster_gives_the_same_rows():
+    pytest.importorskip("ray")
+    source = Source(MM1, settings=SHORT)
+    axes = [parse_axis("lam=0.5,0.6")]
+    local = run_sweep(source, axes, [1, 2], jobs=1)
+    assert run_sweep(source, axes, [1, 2], jobs=2, backend="ray").rows == local.rows
