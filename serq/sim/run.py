@@ -12,11 +12,12 @@ NAN = math.nan
 
 
 def _load_trace(program):
+    """The program's trace (a ``serq.trace.Trace``) or ``None``."""
     if program.trace is None:
         return None
-    from serq.trace import read_trace
+    from serq.trace import load_trace
     try:
-        return read_trace(program.trace)
+        return load_trace(program.trace)
     except SerqError as e:
         raise SimulationError(str(e)) from None
 
@@ -37,12 +38,21 @@ def check_program(program):
 
 
 @deep
-def run(program):
-    """Run ``program`` (a ``serq.Program``) and return its ``Report``."""
+def run(program, *, hooks=None):
+    """Run ``program`` (a ``serq.Program``) and return its ``Report``.
+
+    ``hooks``: an observer (``serq.sim.hooks.Hooks``) called at every event and every
+    iteration of a step stage; None (the default) runs without any."""
     from serq.sim.engine import Sim
     check_program(program)
     trace = _load_trace(program)
-    sim = Sim(program, trace)
+    if trace is None:
+        sim = Sim(program)
+    else:
+        sim = Sim(program, trace.sessions, trace.times)
+    if hooks is not None:
+        from serq.sim.hooks import HookBus
+        sim.hooks = HookBus(sim, hooks)
     end = sim.run()
     return build_report(sim, end)
 
