@@ -40,7 +40,7 @@ INSTANT_EVENT_LIMIT = 1_000_000
 
 
 class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
-    def __init__(self, program: T.Program, trace=None):
+    def __init__(self, program: T.Program, trace=None, claims=None):
         self.p = program
         self.defer_index = False  # see ref_index
         self.index_error = None
@@ -68,8 +68,15 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         self.cur = None  # the session whose expressions are being evaluated
         # context variables of the moments (see exprs.CTX_FIELD)
         for name in ("waited", "size", "age", "last", "queued", "n", "ntok", "ndec", "npre",
-                     "nres", "kvb", "kvp", "attn", "decoding", "admission", "remaining"):
+                     "nres", "kvb", "kvp", "attn", "decoding", "admission", "remaining",
+                     "demand", "served", "arrived"):
             setattr(self, "cx_" + name, 0.0)
+        # the claims observer (serq.claims), or None: told of every session's start, every
+        # step-engine iteration, and (before the warm-up) every observation, which a claim
+        # `at end` aggregates with the report's (formal.md §2.2)
+        self.claims = claims
+        self.pre_obs = ([[] for _ in program.observes]
+                        if claims is not None and program.warmup > 0 else None)
         self.admit_budget = None
         # random streams
         seed = program.seed & M64
@@ -82,6 +89,8 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
             ns["U_" + k] = g.random_f64
         self.ns = ns
         self.ex = ExprCompiler(ns)
+        if claims is not None:
+            claims.attach(self)
         # statistics
         self.live_avg = TimeAvg(0.0, 0.0)
         self.obs_names = list(program.observes)

@@ -21,15 +21,20 @@ def _load_trace(program):
 
 
 @deep
-def run(program):
-    """Run ``program`` (a ``serq.Program``) and return its ``Report``."""
+def run(program, claims=None):
+    """Run ``program`` (a ``serq.Program``) and return its ``Report``. ``claims``: an
+    observer of the run for its claims (``serq.claims``; ``serq.run`` passes one when the
+    program has claims), told of sessions, iterations and early observations."""
     from serq.sim.engine import Sim
     if not isinstance(program, T.Program):
         raise TypeError("run() takes a serq.Program (from serq.compile or Program.from_json)")
     trace = _load_trace(program)
-    sim = Sim(program, trace)
+    sim = Sim(program, trace, claims)
     end = sim.run()
-    return build_report(sim, end)
+    report = build_report(sim, end)
+    if claims is not None:
+        report.claims = claims.results(sim, end)
+    return report
 
 
 def build_report(sim, end):
