@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 
 from serq.report.claims import KIND_NAME, ClaimResult
+from serq.sim.hooks import Hooks
 
 NAN = math.nan
 
@@ -39,8 +40,13 @@ class _State:
         self.out = None  # the serial of the first session failing `given`
 
 
-class ClaimMonitor:
-    """Watches one run for the claims of its program (see the module's docstring)."""
+class ClaimMonitor(Hooks):
+    """Watches one run for the claims of its program (see the module's docstring), as a
+    simulator observer (``serq.sim.hooks``): ``on_attach`` compiles the claims,
+    ``on_session`` reads ``given``, ``on_batch`` the claims over iterations, ``on_end`` the
+    claims `at end`; ``results`` is then the list of ``ClaimResult``."""
+
+    early_observations = True  # the aggregates count the warm-up's observations
 
     def __init__(self, program):
         self.program = program
@@ -52,9 +58,10 @@ class ClaimMonitor:
         self.given = [st for st in self.states if st.claim.given is not None]
         self.served = {k: 0.0 for k in self.by_stage}
         self.sim = None
+        self.results = None
 
     # -- the simulator's calls -------------------------------------------------------------
-    def attach(self, sim):
+    def on_attach(self, sim):
         """Compile the claims' expressions with the run's expression compiler (they read the
         simulator's context, never draw, and are not counted as reads of the run's own
         expressions)."""
@@ -67,17 +74,16 @@ class ClaimMonitor:
             st.expr = ex.function(c.expr, track=False)
         sim.agg_value = self.aggregate
 
-    def on_session(self, s):
+    def on_session(self, serial, attrs, sim):
         for st in self.given:
-            if st.out is None and st.given(s.attrs) == 0.0:
-                st.out = s.serial
+            if st.out is None and st.given(attrs) == 0.0:
+                st.out = serial
 
-    def on_iteration(self, stage, chunk):
-        k = stage.index
+    def on_batch(self, k, chunk, sim):
         states = self.by_stage.get(k)
         if states is None:
             return
-        sim = self.sim
+        stage = sim.stages[k]
         demand = 0.0
         for j in stage.residents:
             demand += stage.wants(j, chunk)
@@ -110,7 +116,10 @@ class ClaimMonitor:
         return aggregate(kind, self.values(k))
 
     # -- the results ----------------------------------------------------------------------
-    def results(self, sim, end):
+    def on_end(self, sim):
+        self.results = self.collect(sim, sim.now)
+
+    def collect(self, sim, end):
         out = []
         for st in self.states:
             c = st.claim

@@ -40,7 +40,7 @@ INSTANT_EVENT_LIMIT = 1_000_000
 
 
 class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
-    def __init__(self, program: T.Program, trace=None, claims=None):
+    def __init__(self, program: T.Program, trace=None, times=None):
         self.p = program
         self.defer_index = False  # see ref_index
         self.index_error = None
@@ -69,15 +69,13 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         # context variables of the moments (see exprs.CTX_FIELD)
         for name in ("waited", "size", "age", "last", "queued", "n", "ntok", "ndec", "npre",
                      "nres", "kvb", "kvp", "attn", "decoding", "admission", "remaining",
-                     "demand", "served", "arrived"):
+                     "demand", "served", "arrived"):  # the last three: claims (IR 11)
             setattr(self, "cx_" + name, 0.0)
-        # the claims observer (serq.claims), or None: told of every session's start, every
-        # step-engine iteration, and (before the warm-up) every observation, which a claim
-        # `at end` aggregates with the report's (formal.md §2.2)
-        self.claims = claims
-        self.pre_obs = ([[] for _ in program.observes]
-                        if claims is not None and program.warmup > 0 else None)
+        # the observations made before the warm-up, per observation, kept only when an
+        # observer asks for them (``Hooks.early_observations``: the claims' aggregates)
+        self.pre_obs = None
         self.admit_budget = None
+        self.hooks = None  # a hooks.HookBus when an observer is attached (serq.run(hooks=))
         # random streams
         seed = program.seed & M64
         self.rngs = {k: R.Rng((seed ^ x) & M64) for k, x in SEED_XOR.items()}
@@ -89,16 +87,18 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
             ns["U_" + k] = g.random_f64
         self.ns = ns
         self.ex = ExprCompiler(ns)
-        if claims is not None:
-            claims.attach(self)
         # statistics
         self.live_avg = TimeAvg(0.0, 0.0)
         self.obs_names = list(program.observes)
         self.obs = [([], [], [], []) for _ in program.observes]  # samples, times, sessions, turns
         self.gauge_points = [([], []) for _ in program.gauges]
         self.gauge_fns = [self.ex.function(g.expr) for g in program.gauges]
-        # trace
+        # trace: its sessions; with arrival times (a serq extension), they are the arrivals
         self.trace = trace
+        self.trace_ordered = program.trace_ordered
+        self.replay = None
+        if times is not None:
+            self.init_replay(times)
         # pools and stages
         self.pools = [PoolState(self, i, pl) for i, pl in enumerate(program.pools)]
         self.stages = [make_stage(self, i, st) for i, st in enumerate(program.stages)]
@@ -158,7 +158,9 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
             self.schedule(p.warmup, EV_WARMUP)
         arr = p.arrival
         t = type(arr)
-        if t is T.Poisson:
+        if self.replay is not None:
+            self.schedule(self.replay[0], EV_ARRIVE)
+        elif t is T.Poisson:
             if arr.rate == math.inf:
                 self.fail("run: `arrive poisson(inf)` starts infinitely many sessions at time "
                           "0, so the clock can never move; give the arrival rate a finite "
@@ -173,6 +175,30 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
             for si in arr.sessions:
                 self.spawn(si)
         self.settle()
+
+    # -- trace replay (serq extension: a trace with arrival times, docs/traces.md) -------
+    def init_replay(self, times):
+        """Replace the program's arrival process by the trace's times: trace session k, in
+        time order (stable: file order at equal times), becomes session serial k and starts
+        at its time. Nothing else changes (the trace stream is not drawn)."""
+        order = sorted(range(len(times)), key=times.__getitem__)
+        self.trace = [self.trace[i] for i in order]
+        self.replay = [times[i] for i in order]
+        self.replay_next = 0
+        self.trace_ordered = True
+        limit = self.limit
+        if limit is not None and limit > len(times):
+            self.fail(f"run: --arrivals {limit} asks for more sessions than the trace's "
+                      f"{len(times)} (it gives arrival times, so it is the arrival process)")
+        self.on_arrive = self.on_arrive_replay  # (the event loop reads it when it starts)
+
+    def on_arrive_replay(self, x, y, z):
+        i = self.replay_next + 1
+        limit = self.limit
+        if i < len(self.replay) and (limit is None or self.arrivals < limit - 1):
+            self.schedule(self.replay[i], EV_ARRIVE)
+        self.replay_next = i
+        self.spawn()
 
     def renewal_gap(self):
         g = self.renewal_fn(self.na)
@@ -189,6 +215,9 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
 
     def run(self):
         self.start()
+        hooks = self.hooks
+        if hooks is not None:
+            hooks.start()
         make_loop(self)()  # the event loop (generated: see make_loop)
         p = self.p
         horizon = p.horizon
@@ -211,6 +240,8 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
             if self.now <= p.warmup:
                 self.fail(f"run: arrivals drained at {show(self.now)} before or at warmup "
                           f"{show(p.warmup)}; no measurement interval")
+        if hooks is not None:
+            hooks.end()
         return self.now
 
     def instant_fail(self):
@@ -425,6 +456,7 @@ def loop():
                     S.instant_fail()
             S.now = now = t
             events += 1
+{hook_before}
             kind = ev[2]
             if kind == 2:
                 finishers[ev[3]](ev[4], ev[5])
@@ -441,6 +473,7 @@ def loop():
             dt = now - L  # record(), inline, its averages in locals
             L = now
 {record}
+{hook_after}
     finally:
         S.events = events
         NS["L"] = L
@@ -495,13 +528,16 @@ def make_loop(sim):
         record.append(f"            i{k} += v{k} * dt; v{k} = {value}")
         store.append(f"        {name}.integral = i{k}; {name}.value = v{k}")
     settle = SETTLE_PLAIN.strip("\n") if plain else "            settle_core()"
-    src = LOOP.format(load="\n".join(load) or "    pass",
+    hooked = sim.hooks is not None  # the hook lines exist only in a hooked run's loop
+    src = LOOP.format(hook_before="            hs = HB.before(ev)" if hooked else "",
+                      hook_after="            HB.event(ev, hs)" if hooked else "",
+load="\n".join(load) or "    pass",
                       reload="\n".join(reload) or "                    pass",
                       settle=settle,
                       record="\n".join(record) or "            pass",
                       store="\n".join(store) or "        pass")
     g = dict(ns)
-    g.update(NS=ns, heapq=heapq, INSTANT_EVENT_LIMIT=INSTANT_EVENT_LIMIT)
+    g.update(NS=ns, heapq=heapq, INSTANT_EVENT_LIMIT=INSTANT_EVENT_LIMIT, HB=sim.hooks)
     exec(compile(src, "<serq loop>", "exec"), g)
     return g["loop"]
 

@@ -11,30 +11,36 @@ NAN = math.nan
 
 
 def _load_trace(program):
+    """The program's trace (a ``serq.trace.Trace``) or ``None``."""
     if program.trace is None:
         return None
-    from serq.trace import read_trace
+    from serq.trace import load_trace
     try:
-        return read_trace(program.trace)
+        return load_trace(program.trace)
     except SerqError as e:
         raise SimulationError(str(e)) from None
 
 
 @deep
-def run(program, claims=None):
-    """Run ``program`` (a ``serq.Program``) and return its ``Report``. ``claims``: an
-    observer of the run for its claims (``serq.claims``; ``serq.run`` passes one when the
-    program has claims), told of sessions, iterations and early observations."""
+def run(program, *, hooks=None):
+    """Run ``program`` (a ``serq.Program``) and return its ``Report``.
+
+    ``hooks``: an observer (``serq.sim.hooks.Hooks``) called at every event and every
+    iteration of a step stage; None (the default) runs without any."""
     from serq.sim.engine import Sim
     if not isinstance(program, T.Program):
         raise TypeError("run() takes a serq.Program (from serq.compile or Program.from_json)")
     trace = _load_trace(program)
-    sim = Sim(program, trace, claims)
+    if trace is None:
+        sim = Sim(program)
+    else:
+        sim = Sim(program, trace.sessions, trace.times)
+    if hooks is not None:
+        from serq.sim.hooks import HookBus
+        sim.hooks = HookBus(sim, hooks)
+        sim.hooks.attach()
     end = sim.run()
-    report = build_report(sim, end)
-    if claims is not None:
-        report.claims = claims.results(sim, end)
-    return report
+    return build_report(sim, end)
 
 
 def build_report(sim, end):

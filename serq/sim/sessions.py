@@ -72,7 +72,7 @@ class SessionOps:
         self.init_ops = self.block(p.init, "workload", workload=True)
         self.turn_ops = self.block(p.turn, "workload", workload=True)
         self.session_ops = self.block(p.session, "session")
-        self.closed = type(p.arrival) is T.Closed
+        self.closed = type(p.arrival) is T.Closed and self.replay is None
         if type(p.arrival) is T.Renewal:
             self.renewal_fn = self.ex.function(p.arrival.gap, "arrival")
 
@@ -166,7 +166,7 @@ class SessionOps:
                       f"        x = a[{self.p.slot_turn}]",
                       f"        {p}u(int(x) if x > 0 and x < 4294967295.0 else "
                       f"(0 if not x > 0 else 4294967295))",
-                      "    elif S.pre_obs is not None:",  # for the claims (engine.py)
+                      "    elif S.pre_obs is not None:",  # Hooks.early_observations
                       f"        S.pre_obs[{st.index}].append(v)"]
         if type(last) is T.End:
             lines += ["    S.end_session(s)", "    return True"]
@@ -196,7 +196,7 @@ class SessionOps:
             s.trace_turns = init.turns
         elif self.trace is not None:
             n = len(self.trace)
-            k = s.serial % n if p.trace_ordered else self.rngs["trace"].range_u32(0, n - 1)
+            k = s.serial % n if self.trace_ordered else self.rngs["trace"].range_u32(0, n - 1)
             s.trace_turns = self.trace[k]
         self.alive[s.serial] = s
         self.live += 1
@@ -207,8 +207,8 @@ class SessionOps:
             a = s.attrs
             for slot, v in init.attrs:
                 a[slot] = v
-        if self.claims is not None:
-            self.claims.on_session(s)
+        if self.hooks is not None:
+            self.hooks.session(s)
         self.ready.append(s)
         return s
 
@@ -340,7 +340,7 @@ class SessionOps:
                 v = f(s.attrs)
                 if S.warm:
                     rec(k, s, v)
-                elif S.pre_obs is not None:  # for the claims (engine.py)
+                elif S.pre_obs is not None:  # Hooks.early_observations
                     S.pre_obs[k].append(v)
             return op
         if t is T.End:

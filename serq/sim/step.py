@@ -55,6 +55,7 @@ class StepStage(Stage):
         self.zero_time = -1.0  # guard against cost-0 iterations that never end (a hang)
         self.zero_count = 0
         self.idle_at = None  # when the last iteration ended, until step_stats records it
+        self.hook_iteration = None  # the running iteration's hooks.Iteration (hooks on)
 
     # -- statistics -------------------------------------------------------------------------
     def reset_stats(self, now):
@@ -271,6 +272,8 @@ class StepStage(Stage):
             return self.start_iteration_fcfs()
         sim = self.sim
         totals, budget, chunk = self.plan()
+        if sim.hooks is not None:
+            sim.hooks.iter_begin(self, budget, chunk)
         only = self.only_filter(totals) if self.only_fn is not None else None
         left = budget
         assign = []
@@ -420,8 +423,8 @@ class StepStage(Stage):
             else:
                 self.zero_time = sim.now
                 self.zero_count = 1
-        if sim.claims is not None:  # the claims over iterations read the cost's context
-            sim.claims.on_iteration(self, chunk)
+        if sim.hooks is not None:  # the batch formed, not running yet: the claims read here
+            sim.hooks.batch(self, chunk)
         self.epoch += 1
         self.running = (self.epoch, assign)
         self.iterations += 1
@@ -437,6 +440,8 @@ class StepStage(Stage):
             self.step_cost.add(cost)
         heapq.heappush(sim.heap, (now + cost, sim.seq, EV_ITER, self.index, self.epoch, None))
         sim.seq += 1
+        if sim.hooks is not None:
+            sim.hooks.iter_launch(self, assign, cost, sums)
 
     def start_iteration_fcfs(self):
         """``start_iteration`` without serve keys or exclusive prefill: the serving order is
@@ -449,6 +454,8 @@ class StepStage(Stage):
         sim = self.sim
         only = self.only_fn
         totals, budget, chunk = self.plan(totals=only is not None)
+        if sim.hooks is not None:
+            sim.hooks.iter_begin(self, budget, chunk)
         if only is not None:
             only = self.only_filter(totals)
         left = budget
@@ -722,6 +729,8 @@ class StepStage(Stage):
                 res.remove(j)
                 self.rver += 1
                 self.job_done(j)
+        if sim.hooks is not None:
+            sim.hooks.iter_end(self, done)
 
     def token(self, s, decode):
         """Inter-token latency (§8.7)."""
