@@ -11,7 +11,7 @@ from __future__ import annotations
 import json as _json
 import math
 
-__all__ = ["fmt_float", "fmt_int", "fmt_str", "report_json"]
+__all__ = ["fmt_float", "fmt_int", "fmt_str", "report_json", "percentiles_json"]
 
 _INF = math.inf
 
@@ -112,3 +112,18 @@ def report_json(rep) -> str:
     parts.append('"stages":[' + ",".join(_row(s, _STAGE_KINDS) for s in rep.stages) + "]")
     parts.append('"pools":[' + ",".join(_row(p, _POOL_KINDS) for p in rep.pools) + "]")
     return "{" + ",".join(parts) + "}"
+
+
+def percentiles_json(rep, percentiles) -> str:
+    """``"percentiles":{"NAME":{"p50":...,"p90":...},...}``: the fragment ``serq run --json
+    --percentiles`` appends to the report's JSON as a last key (the v0.1.2 keys stay exactly
+    as they are), numbers written as the report writes them."""
+    from serq.report.metrics import observation_metrics, percentile_name
+    parts = []
+    for name, o in rep.observes.items():
+        m = observation_metrics(o, percentiles)
+        cells = ",".join(f'"{percentile_name(q)}":{fmt_float(m.get(percentile_name(q)))}'
+                         for q in percentiles)
+        parts.append(f"{fmt_str(name)}:{{{cells}}}")
+    return '"percentiles":{' + ",".join(parts) + "}"
+
