@@ -249,11 +249,13 @@ def _plural(n: int, word: str) -> str:
 
 
 def summary(path: str, program) -> str:
-    """``FILE: ok — N pools, M stages, K attributes, B blocks``."""
+    """``FILE: ok — N pools, M stages, K attributes, B blocks`` (``, C claims`` when the
+    program has claims)."""
     return (f"{path}: ok \u2014 {_plural(len(program.pools), 'pool')}, "
             f"{_plural(len(program.stages), 'stage')}, "
             f"{_plural(len(program.attrs), 'attribute')}, "
-            f"{_plural(len(program.blocks), 'block')}")
+            f"{_plural(len(program.blocks), 'block')}"
+            + (f", {_plural(len(program.claims), 'claim')}" if program.claims else ""))
 
 
 def cmd_check(args) -> int:

@@ -147,6 +147,14 @@ def format_text(report, program_name=None, percentiles=None) -> str:
         out += _table("gauges (time average over the measured span)",
                       ["name", "mean ± 95% CI", "min", "max"], rows)
 
+    if r.claims:
+        kinds = {"every_iteration": "every iteration", "some_iteration": "some iteration",
+                 "at_end": "at end"}
+        rows = [[c.name, kinds[c.kind], c.describe()] for c in r.claims]
+        out.append("")
+        out += _table("claims (checked on this run's path only)", ["claim", "kind", "result"],
+                      rows, left=3)
+
     if r.stages:
         rows = [[_label(s), fmt_number(s.mean_number), _pct(s.utilization), s.completed,
                  fmt_number(s.throughput), fmt_number(s.mean_wait), fmt_number(s.mean_service)]
