@@ -10,6 +10,7 @@ import os
 import re
 
 from serq.errors import IRError
+from serq.files import os_error_text, read_bytes
 
 __all__ = ["read_trace", "parse_f64"]
 
@@ -54,12 +55,9 @@ def read_trace(path) -> list:
     if not isinstance(p, str):
         raise TypeError(f"argument 'path': {type(p).__name__!r} object cannot be converted to 'PyString'")
     try:
-        with open(p, "rb") as f:
-            data = f.read()
+        data = read_bytes(p)
     except OSError as e:
-        reason = e.strerror or str(e)
-        code = f" (os error {e.errno})" if e.errno is not None else ""
-        raise IRError(f"cannot read trace {p}: {reason}{code}") from None
+        raise IRError(f"cannot read trace {p}: {os_error_text(e)}") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
