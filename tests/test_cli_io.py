@@ -306,13 +306,15 @@ def test_dump_files_get_the_usual_permissions(tmp_path):
 # ---------------------------------------------------------------------------------------
 # Ctrl-C from the start
 
-# The child says "R" on stderr as soon as `serq.entry` is imported — what the console script
-# does first — then runs the command; the test interrupts it that long after the "R". The
+# The child does what the console script does — import serq.entry, call main() — and says
+# "R" on stderr once main's first step, the SIGINT handler, is in place (called here ahead of
+# main, so the "R" comes after it); the test interrupts it that long after the "R". The
 # command line's imports (the compiler, the interpreter, numpy: ~0.2 s) are inside the span.
 STARTER = ("import os, sys\n"
-           "from serq.entry import main\n"
+           "from serq import entry\n"
+           "entry._install()\n"
            "os.write(2, b'R')\n"
-           "sys.exit(main(sys.argv[1:]))\n")
+           "sys.exit(entry.main(sys.argv[1:]))\n")
 
 
 @pytest.mark.parametrize("delay", [0.0, 0.01, 0.03, 0.06, 0.1, 0.15, 0.25, 0.5])
