@@ -64,6 +64,16 @@ def _directory(value: str) -> str:
     return value
 
 
+def _count(value: str) -> int:
+    try:
+        n = int(value, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {n}")
+    return n
+
+
 def _real(value: str) -> float:
     try:
         return float(value)
@@ -165,6 +175,13 @@ def build_parser() -> argparse.ArgumentParser:
                      help="also write every observation's records to DIR/NAME.csv "
                           "(time,session,turn,value); DIR is created if needed")
     run.set_defaults(func=cmd_run, parser=run)
+
+    from serq.cli_trace import add_parser as add_trace
+    trace, trace_import = add_trace(sub, _real, _count)
+    trace.set_defaults(parser=trace)
+    trace_import.set_defaults(func=cmd_trace_import, parser=trace_import)
+    from serq.cli_sweep import add_commands as add_sweep_commands
+    add_sweep_commands(sub)
     return parser
 
 
@@ -266,6 +283,7 @@ def cmd_run(args) -> int:
     program = load(args)
     if args.dump is not None:
         _prepare_dump(args.dump)  # before the run: nothing computed is lost
+    _timed_trace_note(program)
     with _Progress(sys.stderr):
         report = serq.run(program)
     if args.json:
@@ -285,6 +303,19 @@ def cmd_run(args) -> int:
              f"making any progress: a possible livelock)\n")
         return EXIT_INPUT
     return EXIT_OK
+
+
+def cmd_trace_import(args) -> int:
+    from serq.cli_trace import cmd_trace_import as run_import
+    return run_import(args, _err)
+
+
+def _timed_trace_note(program) -> None:
+    """Say when the trace's arrival times replace the workload's `arrive` (serq extension)."""
+    from serq.trace import has_times
+    if program.trace is not None and has_times(program.trace):
+        _note("the trace gives arrival times: its sessions start at those times, in place "
+              "of the workload's `arrive` (see docs/traces.md)")
 
 
 def _member(row) -> str:
