@@ -15,7 +15,7 @@ import errno
 import os
 import stat
 
-__all__ = ["NotRegularFile", "read_bytes", "os_error_text"]
+__all__ = ["NotRegularFile", "open_regular", "read_bytes", "os_error_text"]
 
 _KINDS = (
     (stat.S_ISCHR, "a character device"),
@@ -43,9 +43,10 @@ def _kind(mode: int) -> str:
     return "not a file"
 
 
-def read_bytes(path) -> bytes:
-    """The whole content of the regular file at ``path``; raises ``OSError`` (the system's
-    error, ``IsADirectoryError`` for a directory, :class:`NotRegularFile` for the rest)."""
+def open_regular(path):
+    """The regular file at ``path`` opened for reading in binary (a file object to close);
+    raises ``OSError`` (the system's error, ``IsADirectoryError`` for a directory,
+    :class:`NotRegularFile` for the rest)."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     try:
         mode = os.fstat(fd).st_mode
@@ -53,12 +54,16 @@ def read_bytes(path) -> bytes:
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
         if not stat.S_ISREG(mode):
             raise NotRegularFile(path, _kind(mode))
-        with os.fdopen(fd, "rb", closefd=True) as f:
-            fd = None
-            return f.read()
-    finally:
-        if fd is not None:
-            os.close(fd)
+        return os.fdopen(fd, "rb", closefd=True)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_bytes(path) -> bytes:
+    """The whole content of the regular file at ``path`` (errors as :func:`open_regular`)."""
+    with open_regular(path) as f:
+        return f.read()
 
 
 def os_error_text(e: OSError) -> str:

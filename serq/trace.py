@@ -12,12 +12,13 @@ refused there, and every file it accepts (no 7-field row) reads here exactly as 
 """
 from __future__ import annotations
 
+import io
 import math
 import os
 import re
 
 from serq.errors import IRError
-from serq.files import os_error_text, read_bytes
+from serq.files import open_regular, os_error_text, read_bytes
 
 __all__ = ["read_trace", "load_trace", "has_times", "Trace", "TIMED_HEADER", "parse_f64"]
 
@@ -81,7 +82,7 @@ def has_times(path) -> bool:
     read (the run reports that)."""
     header = False
     try:
-        with open(os.fspath(path), "r", encoding="utf-8") as f:
+        with io.TextIOWrapper(open_regular(os.fspath(path)), encoding="utf-8") as f:
             for raw in f:
                 line = raw.strip(_WHITESPACE)
                 if not line or line.startswith("#"):
