@@ -66,10 +66,13 @@ def test_the_cli_page_has_examples():
 
 @pytest.fixture
 def example_dir(tmp_path):
-    """A working directory that looks like the repository's, with ../shared beside it."""
+    """A working directory that looks like the repository's (its folders and files linked,
+    what the examples write landing here), with ../shared beside it."""
     work = tmp_path / "repo"
     work.mkdir()
-    (work / "examples").symlink_to(ROOT / "examples")
+    for entry in ROOT.iterdir():
+        if not entry.name.startswith("."):
+            (work / entry.name).symlink_to(entry)
     (tmp_path / "shared").symlink_to(SHARED)
     for name, text in EXAMPLE_FILES.items():
         (work / name).write_text(text, encoding="utf-8")
