@@ -29,7 +29,7 @@ _EXPORTS = {
     "Gauge": "serq.report",
     "Pool": "serq.report",
     "Stage": "serq.report",
-    "run": "serq.sim",
+    "run": "serq.claims",  # serq.sim.run plus the claims extension
     "Rng": "serq.sim.rng",
     "read_trace": "serq.trace",
 }
@@ -58,6 +58,6 @@ if TYPE_CHECKING:  # for type checkers and editors: the eager imports
     from serq.ir.types import IR_VERSION, Program
     from serq.lang.compiler import compile
     from serq.report import REPORT_VERSION, Gauge, Observe, Pool, Report, Stage
-    from serq.sim import run
+    from serq.claims import run
     from serq.sim.rng import Rng
     from serq.trace import read_trace
