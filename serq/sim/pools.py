@@ -14,6 +14,7 @@ import struct
 from collections import deque
 
 from serq.ir import types as T
+from serq.sim import evict
 from serq.sim.fmt import display
 from serq.sim.sessions import NO_POS
 from serq.sim.stats import TimeAvg, Welford
@@ -21,6 +22,8 @@ from serq.sim.stats import TimeAvg, Welford
 READY, QUEUED, IN_STAGE, GROWING, ENDED = range(5)
 HOLD_FRAME = 2
 EPS = 1e-9
+# an entry of more blocks than this is evicted in one step (serq.sim.evict), not piece by piece
+BULK_PIECES = 64
 INF = math.inf
 NAN = math.nan
 EV_LEASE = 4
@@ -694,10 +697,13 @@ class PoolOps:
         hooks = self.hooks
         if hooks is not None:
             before = hooks.evict_begin(pl)
-        if pl.evict_keys is None and pl.spill is None and pl.lru_sorted:
-            self.evict_lru(pl, need, cap)
-        else:
-            self.evict_general(pl, need, cap)
+        try:
+            if pl.evict_keys is None and pl.spill is None and pl.lru_sorted:
+                self.evict_lru(pl, need, cap)
+            else:
+                self.evict_general(pl, need, cap)
+        except evict.NoProgress as e:
+            self.eviction_fail(pl, str(e))
         if hooks is not None:
             hooks.evict_end(pl, need, before)
 
@@ -710,6 +716,7 @@ class PoolOps:
         # this pool, pieces evicted from here could otherwise come back for ever (the reference
         # stops when the entries it started with are gone, even over its cap).
         cands = set(pl.entries.values()) if pl.spill is not None else None
+        count = 0  # pieces so far (see evict.PIECES_LIMIT)
         while pl.used + pl.cached + need > cap and pl.entries:
             if cands is not None:
                 pool = [e for e in pl.entries.values() if e in cands]
@@ -732,9 +739,21 @@ class PoolOps:
                     if best is None or k < best:
                         best = k
                         ent = e
-            piece = pl.block if pl.block is not None else ent.size
+            block = pl.block
+            if keys is None and pl.spill is None and block is not None \
+                    and ent.size > block * BULK_PIECES:
+                # LRU: the same entry until it is gone or there is room, so all at once
+                ent.size, pl.cached, pl.evicted_units, gone = evict.entry(
+                    ent.size, block, pl.cached, pl.evicted_units, pl.used, need, cap, EPS)
+                if gone:
+                    del pl.entries[ent.key]
+                    pl.evicted_entries += 1
+                continue
+            piece = block if block is not None else ent.size
             if piece > ent.size:
                 piece = ent.size
+            if ent.size - piece == ent.size and pl.cached - piece == pl.cached:
+                raise evict.NoProgress(evict.no_progress(piece, ent.size, pl.cached))
             ent.size -= piece
             if ent.size <= EPS:
                 del pl.entries[ent.key]
@@ -743,6 +762,9 @@ class PoolOps:
             pl.evicted_units += piece
             if pl.spill is not None:
                 self.spill(pl, ent, piece)
+            count += 1
+            if count >= evict.PIECES_LIMIT:
+                raise evict.NoProgress(evict.too_many(piece))
         self.cur = prev
 
     def evict_lru(self, pl, need, cap):
@@ -757,6 +779,14 @@ class PoolOps:
         while used + cached + need > cap and entries:
             ent = next(iter(entries.values()))
             size = ent.size
+            if block is not None and size > block * BULK_PIECES:  # many pieces: per entry
+                size, cached, units, gone_now = evict.entry(
+                    size, block, cached, units, used, need, cap, EPS)
+                if gone_now:
+                    del entries[ent.key]
+                    gone += 1
+                ent.size = size
+                continue
             while True:  # its pieces, while it lasts and room is still short
                 piece = block if block is not None else size
                 if piece > size:
@@ -774,6 +804,13 @@ class PoolOps:
         pl.cached = cached
         pl.evicted_units = units
         pl.evicted_entries += gone
+
+    def eviction_fail(self, pl, why):
+        d = pl.decl
+        name = d.name if d.index is None else f"{d.name}[{d.index}]"
+        block = "none" if pl.block is None else evict.number_text(pl.block)
+        self.fail(f"run: cannot make room in pool `{name}` (block {block}) at time "
+                  f"{display(self.now)}: {why}; give the pool a larger block", self.cur)
 
     def spill(self, pl, ent, piece):
         to, via, work_fn, when_fn = pl.spill
