@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import struct
+from bisect import insort
 from collections import deque
 
 from serq.ir import types as T
@@ -29,6 +30,10 @@ NAN = math.nan
 EV_LEASE = 4
 _pack = struct.Struct("<d").pack
 _unpack = struct.Struct("<q").unpack
+
+
+def _pool_index(pl):
+    return pl.index
 
 
 def total_key(x):
@@ -139,6 +144,7 @@ class PoolState:
         else:
             self.spill = None
         self.engine_memory = False  # set when a step stage declares `memory` this pool
+        self.active = False  # see PoolOps.init_active_pools
         self.used_avg = TimeAvg(0.0, 0.0)
         self.cached_avg = TimeAvg(0.0, 0.0)
         self.queue_avg = TimeAvg(0.0, 0.0)
@@ -279,6 +285,33 @@ class PoolOps:
             if type(k) is T.Step and k.memory is not None:
                 self.pools[k.memory].engine_memory = True
 
+    def init_active_pools(self):
+        """Which pools the settle visits and records. A pool no hold has named yet has no
+        queue, growers, holders or entries, and its time averages hold 0: skipping it changes
+        nothing. Where the program declares many (arrays: ``pool p[10000]``), only the pools
+        a run names are visited (``activate_pool``), so the run's cost and memory grow with
+        what it uses; otherwise every pool is, from the start."""
+        from serq.sim.engine import INLINE_LIMIT
+        self.pools_on_demand = len(self.pools) > INLINE_LIMIT
+        if not self.pools_on_demand:
+            for pl in self.pools:
+                pl.active = True
+            self.active_pools = self.pools
+            return
+        self.active_pools = []
+        for pl in self.pools:  # the ones named statically elsewhere than in a hold
+            d = pl.decl
+            if d.admit_via is not None or pl.engine_memory:
+                self.activate_pool(pl.index)
+            if d.spill is not None:
+                self.activate_pool(d.spill.to)
+
+    def activate_pool(self, i):
+        pl = self.pools[i]
+        if not pl.active:
+            pl.active = True
+            insort(self.active_pools, pl, key=_pool_index)
+
     # -- hold statements ----------------------------------------------------------------------
     def compile_hold(self, st, stream):
         ex = self.ex
@@ -311,6 +344,9 @@ class PoolOps:
         self.cur = s
         pools = [r.base if f is None else self.ref_index(r.base, r.count, f(a), "pool")
                  for r, f in t.refs]
+        if self.pools_on_demand:
+            for pi in pools:
+                self.activate_pool(pi)
         units = []
         for f in t.units:
             u = f(a)
@@ -419,6 +455,8 @@ class PoolOps:
             r = t.lease_ref
             lease_pool = (r.base if t.lease_idx is None
                           else self.ref_index(r.base, r.count, t.lease_idx(a), "pool"))
+            if self.pools_on_demand:
+                self.activate_pool(lease_pool)
         h = Hold(t, entries, lease_pool)
         if s.holds:
             s.holds.append(h)
