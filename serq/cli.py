@@ -58,6 +58,16 @@ def _u64(value: str) -> int:
     return n
 
 
+def _positive_int(value: str) -> int:
+    try:
+        n = int(value, 10)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}")
+    return n
+
+
 def _real(value: str) -> float:
     try:
         return float(value)
@@ -144,6 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="also write every observation's records to DIR/NAME.csv "
                           "(time,session,turn,value); DIR is created if needed")
     run.set_defaults(func=cmd_run, parser=run)
+    from serq.cli_numerics import add_parsers as add_numerics
+    add_numerics(sub, _positive_int)
     return parser
 
 
