@@ -153,6 +153,10 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--dump", metavar="DIR",
                      help="also write every observation's records to DIR/NAME.csv "
                           "(time,session,turn,value); DIR is created if needed")
+    out.add_argument("--plan", metavar="PLAN",
+                     help="also write the first step stage's per-iteration plan (slices and "
+                          "pool events) to PLAN as JSON Lines, for `serq numerics check` "
+                          "(docs/numerics.md)")
     run.set_defaults(func=cmd_run, parser=run)
     from serq.cli_numerics import add_parsers as add_numerics
     add_numerics(sub, _positive_int)
@@ -265,8 +269,8 @@ def cmd_run(args) -> int:
         # refuse before the run, not after it
         raise ValueError(f"cannot write to {args.dump}: it exists and is not a directory")
     program = load(args)
-    with _Progress(sys.stderr):
-        report = serq.run(program)
+    with _Progress(sys.stderr), _plan_recorder(args, program) as hooks:
+        report = serq.run(program, hooks=hooks)
     if args.json:
         _out(report.json() + "\n")
     else:
@@ -284,6 +288,35 @@ def cmd_run(args) -> int:
              f"making any progress: a possible livelock)\n")
         return EXIT_INPUT
     return EXIT_OK
+
+
+class _plan_recorder:
+    """``--plan PLAN``: the hooks observer writing the plan (None without the option); the
+    file is checked (a step stage, a writable path) before the run starts."""
+    def __init__(self, args, program):
+        self.file = None
+        self.hooks = None
+        path = getattr(args, "plan", None)
+        if path is None:
+            return
+        from serq.numerics.export import PlanRecorder
+        try:
+            self.file = open(path, "w")
+        except OSError as e:
+            raise ValueError(f"cannot write the plan to {path}: {e.strerror or e}") from None
+        try:
+            self.hooks = PlanRecorder(program, self.file, args.file)
+        except ValueError:
+            self.file.close()
+            os.remove(path)
+            raise
+
+    def __enter__(self):
+        return self.hooks
+
+    def __exit__(self, *exc):
+        if self.file is not None:
+            self.file.close()
 
 
 def _member(row) -> str:

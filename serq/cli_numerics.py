@@ -47,6 +47,10 @@ def add_check_parser(sub, positive_int):
     p.add_argument("--pick", choices=["preempted", "first"], default="preempted",
                    help="which requests: preempted ones first, then in order of appearance "
                         "(default), or in order of appearance")
+    p.add_argument("--near-ties", type=positive_int, metavar="K",
+                   help="plant a near-tie every K generated tokens (a request-local logits "
+                        "processor: the runner-up set one ulp below the reference's winner), "
+                        "so that batch-dependent drift flips tokens deterministically")
     p.add_argument("--fp32", action="store_true",
                    help="fp32 activations (default: bf16-rounded activations, fp32 logits)")
     p.add_argument("--model-seed", type=int, default=0, metavar="S", help="the tiny model's seed")
@@ -83,7 +87,8 @@ def cmd_check(args) -> int:
     cfg = TinyConfig(block=block if isinstance(block, int) and block > 0 else 16,
                      bf16=not args.fp32, seed=args.model_seed)
     report = check_plan(plan, args.kernels, TinyCausalLM(cfg), limit, args.dvr, args.group,
-                        preempted_first=args.pick == "preempted", progress=_progress())
+                        preempted_first=args.pick == "preempted", progress=_progress(),
+                        near_ties=args.near_ties)
     total = len(plan_requests(plan))
     if args.json:
         print(json.dumps(report_json(report, args, total), indent=1))
@@ -108,6 +113,8 @@ def format_report(report, args, plan, total):
            f"{ev.get('preempt', 0)} preemptions, {ev.get('prefix_hit', 0)} prefix hits)",
            f"replayed {len(report.requests)} requests ({args.pick} first) over {report.steps} "
            f"iterations; model: {report.model}"]
+    if report.planted:
+        out.append(f"near-ties planted every {args.near_ties} generated tokens: {report.planted}")
     if report.dvr is None:
         out.append(f"kernels {report.kernels}; reference: {report.reference}, each request alone")
     else:
@@ -168,6 +175,7 @@ def report_json(report, args, total):
         return None if d is None else dict(d.__dict__)
     return dict(plan=args.plan, kernels=report.kernels, reference=report.reference,
                 model=report.model, ok=report.ok, requests_in_plan=total, steps=report.steps,
+                near_ties_planted=report.planted,
                 kv_conflicts=report.kv_conflicts, margin_checked=report.margin_checked,
                 margin_violations=[list(v) for v in report.margin_violations],
                 margin_flips=[list(v) for v in report.margin_flips], dvr=report.dvr,

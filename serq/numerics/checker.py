@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from serq.numerics import fp
-from serq.numerics.decode import drift, greedy
+from serq.numerics.decode import NearTies, drift, greedy
 from serq.numerics.kernels.base import StepInfo, get_kernels
 from serq.numerics.kvcache import FingerprintLog, PrefixCache
 from serq.numerics.model import TinyCausalLM, TinyConfig, prompt_tokens
@@ -83,6 +83,7 @@ class CheckReport:
     margin_violations: list = field(default_factory=list)
     margin_flips: list = field(default_factory=list)   # (request, pos, margin, eps) of changed tokens
     dvr: dict | None = None
+    planted: int = 0                                    # near-ties planted (NearTies)
     notes: list = field(default_factory=list)
 
     @property
@@ -170,8 +171,9 @@ class Replay:
         P = len(self.prompts[rid])
         if pos < P - 1:
             return
-        tok, _ = greedy(logits)
         ref_gen = self.ref.stream(rid, self.prompts[rid], pos - P + 2)
+        logits = self.ref.process(rid, pos, logits)
+        tok, _ = greedy(logits)
         aligned = res.token_divergence is None or res.token_divergence > pos
         if aligned:
             self.compare(step_no, rid, pos, logits, tok, res)
@@ -232,11 +234,12 @@ def select_requests(info, limit=None, preempted_first=False, plan=None):
 
 
 def check_plan(plan: Plan, kernels="exact", model=None, requests=None, dvr=None, dvr_group=8,
-               preempted_first=False, progress=None) -> CheckReport:
+               preempted_first=False, progress=None, near_ties=None) -> CheckReport:
     """Replay ``plan`` with the named kernel set and compare with the reference decoder (the
     same kernels, each request alone). ``requests``: how many to replay (first appearance
     order; preempted ones first with ``preempted_first``), ``None`` for all. ``dvr``: a window
-    W — the kernels become the fast path of a DVR server verified by ``exact``."""
+    W — the kernels become the fast path of a DVR server verified by ``exact``. ``near_ties``:
+    plant a near-tie every that many generated tokens (``NearTies``)."""
     if model is None:
         block = plan.header.get("block")
         model = TinyCausalLM(TinyConfig(block=block) if isinstance(block, int) and block > 0 else TinyConfig())
@@ -251,13 +254,18 @@ def check_plan(plan: Plan, kernels="exact", model=None, requests=None, dvr=None,
                          f"tiny LM (V {c.vocab}, d {c.d}, {c.heads} heads, {c.layers} layers, "
                          f"{'bf16' if c.bf16 else 'fp32'} activations, seed {c.seed})")
     log = FingerprintLog()
-    reference = ReferenceDecoder(model, ref_kernels, log)
+    ties = NearTies(near_ties) if near_ties else None
+    reference = ReferenceDecoder(model, ref_kernels, log, ties)
     for rid in chosen:
         report.requests[rid] = RequestResult(rid, info[rid][0])
+        if ties is not None:            # calibrate every planted tie on the reference first
+            ties.register(rid, info[rid][0])
+            reference.stream(rid, prompts[rid], info[rid][1])
+    report.planted = len(ties.planted) if ties is not None else 0
     if dvr:
         from serq.numerics.replay import replay_dvr
         report.dvr = replay_dvr(plan, model, fast, ref_kernels, reference, chosen, prompts, info,
-                                dvr, dvr_group, report, progress)
+                                dvr, dvr_group, report, progress, ties)
         return report
     Replay(plan, model, fast, reference, selected, prompts, report, progress).run()
     conflicts = log.conflicts()

@@ -73,3 +73,36 @@ class SharedGeneratorSampler:
         u = self.rng.random(logits.shape[0])
         g = -np.log(-np.log(np.clip(u, 1e-12, 1.0 - 1e-12)))
         return int(np.argmax(logits.astype(np.float64) / self.t + g))
+
+
+class NearTies:
+    """A request-local logits processor that plants near-ties (§4.8 C13, §4.11 "token-level
+    failure is rare"): at every ``every``-th generated position (from ``offset``) it sets the
+    runner-up's logit to one ulp below the winner's, as measured once on the reference run.
+    It is a fixed function of (request, position) — so invariant kernels still match the
+    reference bit for bit — while any drift that lowers the winner by an ulp flips the token:
+    a deterministic token-level failure demonstration for batch-dependent kernels."""
+
+    def __init__(self, every=32, offset=8):
+        self.every, self.offset = max(1, every), max(0, offset)
+        self.prompt_len = {}
+        self.planted = {}      # (rid, pos) -> (token, value)
+
+    def register(self, rid, prompt_len):
+        self.prompt_len[rid] = prompt_len
+
+    def active(self, rid, pos):
+        g = pos + 1 - self.prompt_len.get(rid, 1 << 62)
+        return g >= self.offset and (g - self.offset) % self.every == 0
+
+    def apply(self, rid, pos, logits):
+        if not self.active(rid, pos):
+            return logits
+        plant = self.planted.get((rid, pos))
+        if plant is None:                      # the first sight is the reference's (calibration)
+            top, cert = greedy(logits)
+            value = np.nextafter(logits[top], np.float32(-np.inf), dtype=np.float32)
+            plant = self.planted[(rid, pos)] = (cert.runner_up, value)
+        out = logits.copy()
+        out[plant[0]] = plant[1]
+        return out

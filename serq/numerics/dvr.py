@@ -25,6 +25,7 @@ class InvariantViolation(AssertionError):
 
 @dataclass
 class RequestDVR:
+    rid: str
     prompt: list
     target: int                         # generated tokens wanted
     committed: list = field(default_factory=list)
@@ -46,11 +47,12 @@ class RequestDVR:
 
 
 class DVRServer:
-    def __init__(self, model, fast, verify, window, group=8, reference=None):
+    def __init__(self, model, fast, verify, window, group=8, reference=None, processor=None):
         if window < 1:
             raise ValueError("the DVR window must be at least 1 token")
         self.model, self.fast, self.verifier = model, fast, verify
         self.window, self.group, self.reference = window, max(1, group), reference
+        self.processor = processor
         self.pool = model.new_pool()
         self.fast_prefix = PrefixCache(self.pool)
         self.req = {}
@@ -59,7 +61,7 @@ class DVRServer:
 
     # -- requests -----------------------------------------------------------------------------
     def admit(self, rid, prompt, target):
-        r = RequestDVR(list(prompt), max(1, target))
+        r = RequestDVR(rid, list(prompt), max(1, target))
         r.fast_tokens = list(prompt)
         r.fast_cache = self.model.new_cache(self.pool, r.fast_tokens, f"{rid}/fast", None, self.fast_prefix)
         r.ref_tokens = list(prompt)
@@ -93,7 +95,7 @@ class DVRServer:
         for (r, end), out in zip(owners, outs):
             r.fast_len = end
             if end == len(r.fast_tokens):
-                tok = greedy(out)[0]
+                tok = greedy(self.process(r.rid, end - 1, out))[0]
                 r.candidates.append(tok)
                 r.fast_tokens.append(tok)
 
@@ -127,7 +129,7 @@ class DVRServer:
         first = r.ref_len
         accepted, own = 0, None
         for i in range(k):
-            tok = greedy(logits[base - 1 + i - first])[0]
+            tok = greedy(self.process(rid, base - 1 + i, logits[base - 1 + i - first]))[0]
             if tok != r.candidates[i]:
                 own = tok
                 break
@@ -162,6 +164,9 @@ class DVRServer:
         r.fast_len = r.ref_len
         if r.fast_cache.fingerprints(r.ref_len) != r.ref_cache.fingerprints(r.ref_len):
             raise InvariantViolation(f"{rid}: fast cache differs from the verified cache after rollback")
+
+    def process(self, rid, pos, logits):
+        return logits if self.processor is None else self.processor.apply(rid, pos, logits)
 
     def _check_invariant(self, rid, r):
         if self.reference is None:

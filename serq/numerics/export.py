@@ -41,7 +41,7 @@ class PlanRecorder:
         self.header = {"format": "serq-plan", "version": 1, "program": source,
                        "stage": self.stage.name, "block": int(block) if block else None,
                        "memory": program.pools[self.memory].name if self.memory is not None else None,
-                       "seed": program.run.seed if getattr(program, "run", None) is not None else None}
+                       "seed": program.seed, "horizon": program.horizon}
         self.pos = {}           # request -> position kept by the recorder (no memory pool)
         self.pending = []       # events after the last recorded iteration
         self.decode_jobs = set()

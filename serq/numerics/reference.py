@@ -13,8 +13,9 @@ from serq.numerics.kernels.base import StepInfo
 
 
 class ReferenceDecoder:
-    def __init__(self, model, kernels, log=None):
+    def __init__(self, model, kernels, log=None, processor=None):
         self.model, self.kernels, self.log = model, kernels, log
+        self.processor = processor             # a request-local logits processor (NearTies)
         self.pool = model.new_pool()
         self.state = {}  # rid -> (tokens, cache, generated, logits{pos: array})
 
@@ -22,7 +23,8 @@ class ReferenceDecoder:
         tokens = list(prompt)
         cache = self.model.new_cache(self.pool, tokens, f"{rid}/reference", self.log)
         step = StepInfo(len(tokens), 1, 1 if len(tokens) == 1 else 0)
-        out = self.model.forward([(cache, tokens, 0)], self.kernels, step)[0]
+        out = self.process(rid, len(tokens) - 1,
+                           self.model.forward([(cache, tokens, 0)], self.kernels, step)[0])
         gen, logits = [], {len(tokens) - 1: out}
         gen.append(greedy(out)[0])
         tokens.append(gen[-1])
@@ -36,10 +38,13 @@ class ReferenceDecoder:
         while len(gen) < n:
             p = len(tokens) - 1
             out = self.model.forward([(cache, tokens[p:], p)], self.kernels, StepInfo(1, 1, 1))[0]
-            logits[p] = out
+            out = logits[p] = self.process(rid, p, out)
             gen.append(greedy(out)[0])
             tokens.append(gen[-1])
         return gen[:n]
+
+    def process(self, rid, pos, logits):
+        return logits if self.processor is None else self.processor.apply(rid, pos, logits)
 
     def logits(self, rid, position):
         return self.state[rid][3].get(position)

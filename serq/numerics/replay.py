@@ -13,8 +13,8 @@ from serq.numerics.kernels.base import StepInfo
 
 
 def replay_dvr(plan, model, fast, verify, reference, chosen, prompts, info, window, group,
-               report, progress=None):
-    server = DVRServer(model, fast, verify, window, group, reference)
+               report, progress=None, processor=None):
+    server = DVRServer(model, fast, verify, window, group, reference, processor)
     selected = set(chosen)
     admitted, preempted = set(), set()
     last = time.monotonic()
