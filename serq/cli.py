@@ -58,13 +58,13 @@ def _u64(value: str) -> int:
     return n
 
 
-def _positive_int(value: str) -> int:
+def _count(value: str) -> int:
     try:
         n = int(value, 10)
     except ValueError:
-        n = 0
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
     if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value!r}")
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {n}")
     return n
 
 
@@ -158,8 +158,15 @@ def build_parser() -> argparse.ArgumentParser:
                           "pool events) to PLAN as JSON Lines, for `serq numerics check` "
                           "(docs/numerics.md)")
     run.set_defaults(func=cmd_run, parser=run)
+
+    from serq.cli_trace import add_parser as add_trace
+    trace, trace_import = add_trace(sub, _real, _count)
+    trace.set_defaults(parser=trace)
+    trace_import.set_defaults(func=cmd_trace_import, parser=trace_import)
+    from serq.cli_sweep import add_commands as add_sweep_commands
+    add_sweep_commands(sub)
     from serq.cli_numerics import add_parsers as add_numerics
-    add_numerics(sub, _positive_int)
+    add_numerics(sub, _count)
     return parser
 
 
@@ -269,6 +276,7 @@ def cmd_run(args) -> int:
         # refuse before the run, not after it
         raise ValueError(f"cannot write to {args.dump}: it exists and is not a directory")
     program = load(args)
+    _timed_trace_note(program)
     with _Progress(sys.stderr), _plan_recorder(args, program) as hooks:
         report = serq.run(program, hooks=hooks)
     if args.json:
@@ -317,6 +325,19 @@ class _plan_recorder:
     def __exit__(self, *exc):
         if self.file is not None:
             self.file.close()
+
+
+def cmd_trace_import(args) -> int:
+    from serq.cli_trace import cmd_trace_import as run_import
+    return run_import(args, _err)
+
+
+def _timed_trace_note(program) -> None:
+    """Say when the trace's arrival times replace the workload's `arrive` (serq extension)."""
+    from serq.trace import has_times
+    if program.trace is not None and has_times(program.trace):
+        _note("the trace gives arrival times: its sessions start at those times, in place "
+              "of the workload's `arrive` (see docs/traces.md)")
 
 
 def _member(row) -> str:
