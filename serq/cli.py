@@ -278,7 +278,7 @@ def cmd_run(args) -> int:
     program = load(args)
     _timed_trace_note(program)
     with _Progress(sys.stderr), _plan_recorder(args, program) as hooks:
-        report = serq.run(program, hooks=hooks)
+        report = serq.run(program) if hooks is None else serq.run(program, hooks=hooks)
     if args.json:
         _out(report.json() + "\n")
     else:
