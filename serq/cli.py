@@ -167,6 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
     trace_import.set_defaults(func=cmd_trace_import, parser=trace_import)
     from serq.cli_sweep import add_commands as add_sweep_commands
     add_sweep_commands(sub)
+    from serq.cli_plot import add_command as add_plot_command
+    add_plot_command(sub)
     from serq.cli_numerics import add_parsers as add_numerics
     add_numerics(sub, _count)
     return parser
