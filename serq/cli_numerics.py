@@ -197,8 +197,8 @@ def format_report(report, args, plan, total):
         out.append(f"DVR: fast path {report.kernels}, verifier and reference {report.reference}, "
                    f"window {args.dvr}, group {args.group}")
     out.append("")
-    out.append(f"{'request':<10} {'prompt':>6} {'tokens':>6}  {'stream':<8} {'logits':<10} "
-               f"{'kv':<6} first divergence")
+    out.append(f"{'request':<9} {'prompt':>6} {'tokens':>6} {'chunks':>6} {'preempt':>7} {'hits':>4} "
+               f"{'batch':>5}  {'stream':<8} {'logits':<10} {'kv':<6} first divergence")
     for r in rows:
         if report.dvr is None:
             logits = "bit-equal" if r.logits_bit_equal else "differ"
@@ -210,7 +210,8 @@ def format_report(report, args, plan, total):
             logits = kv = "-"
             stream = "equal" if r.committed_equal else "DIFFERS"
             div = "-"
-        out.append(f"{r.request:<10} {r.prompt:>6} {r.generated:>6}  {stream:<8} {logits:<10} {kv:<6} {div}")
+        out.append(f"{r.request:<9} {r.prompt:>6} {r.generated:>6} {r.chunks:>6} {r.preemptions:>7} "
+                   f"{r.prefix_hits:>4} {r.max_batch:>5}  {stream:<8} {logits:<10} {kv:<6} {div}")
     out.append("")
     good = sum(1 for r in rows if r.invariant)
     n = len(report.requests)
@@ -260,6 +261,8 @@ def report_json(report, args, total):
                                invariant=r.invariant, tokens_equal=r.tokens_equal,
                                logits_bit_equal=r.logits_bit_equal, kv_consistent=r.kv_consistent,
                                token_divergence=r.token_divergence, compared=r.compared,
-                               committed_equal=r.committed_equal,
+                               committed_equal=r.committed_equal, chunks=r.chunks,
+                               preemptions=r.preemptions, prefix_hits=r.prefix_hits,
+                               max_batch=r.max_batch,
                                first_divergence=div(r.first_divergence))
                           for r in report.requests.values()])
