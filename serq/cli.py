@@ -163,6 +163,8 @@ def build_parser() -> argparse.ArgumentParser:
     trace_import.set_defaults(func=cmd_trace_import, parser=trace_import)
     from serq.cli_sweep import add_commands as add_sweep_commands
     add_sweep_commands(sub)
+    from serq.cli_verify import add_command as add_verify_command
+    add_verify_command(sub)
     return parser
 
 
