@@ -165,6 +165,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_sweep_commands(sub)
     from serq.cli_verify import add_command as add_verify_command
     add_verify_command(sub)
+    from serq.cli_plot import add_command as add_plot_command
+    add_plot_command(sub)
     return parser
 
 
