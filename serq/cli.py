@@ -153,6 +153,10 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--dump", metavar="DIR",
                      help="also write every observation's records to DIR/NAME.csv "
                           "(time,session,turn,value); DIR is created if needed")
+    run.add_argument("--check", action="store_true",
+                     help="assert the invariant monitors (docs/formal.md) at every event and "
+                          "iteration; a broken invariant is a run error; on success a line on "
+                          "stderr says what was checked")
     run.set_defaults(func=cmd_run, parser=run)
 
     from serq.cli_trace import add_parser as add_trace
@@ -269,8 +273,12 @@ def cmd_run(args) -> int:
         raise ValueError(f"cannot write to {args.dump}: it exists and is not a directory")
     program = load(args)
     _timed_trace_note(program)
+    monitors = None
+    if args.check:
+        from serq.sim.monitors import Monitors
+        monitors = Monitors(program)
     with _Progress(sys.stderr):
-        report = serq.run(program)
+        report = serq.run(program) if monitors is None else serq.run(program, hooks=monitors)
     if args.json:
         _out(report.json() + "\n")
     else:
@@ -279,6 +287,8 @@ def cmd_run(args) -> int:
         _out(text if text.endswith("\n") else text + "\n")
     if args.dump is not None:
         _dump(report, args.dump)
+    if monitors is not None:
+        _err(f"{PROG}: check: {monitors.describe()}\n")
     stuck = [(_member(p), p.stuck) for p in report.pools if p.stuck]
     if stuck:  # the report is out; say why the status is 1
         total = sum(n for _, n in stuck)
