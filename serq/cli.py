@@ -153,6 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--dump", metavar="DIR",
                      help="also write every observation's records to DIR/NAME.csv "
                           "(time,session,turn,value); DIR is created if needed")
+    from serq.cli_report import add_output_options
+    add_output_options(out)
     run.add_argument("--check", action="store_true",
                      help="assert the invariant monitors (docs/formal.md) at every event and "
                           "iteration; a broken invariant is a run error; on success a line on "
@@ -165,6 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
     trace_import.set_defaults(func=cmd_trace_import, parser=trace_import)
     from serq.cli_sweep import add_commands as add_sweep_commands
     add_sweep_commands(sub)
+    from serq.cli_plot import add_command as add_plot_command
+    add_plot_command(sub)
     return parser
 
 
@@ -249,11 +253,13 @@ def _plural(n: int, word: str) -> str:
 
 
 def summary(path: str, program) -> str:
-    """``FILE: ok — N pools, M stages, K attributes, B blocks``."""
+    """``FILE: ok — N pools, M stages, K attributes, B blocks`` (``, C claims`` when the
+    program has claims)."""
     return (f"{path}: ok \u2014 {_plural(len(program.pools), 'pool')}, "
             f"{_plural(len(program.stages), 'stage')}, "
             f"{_plural(len(program.attrs), 'attribute')}, "
-            f"{_plural(len(program.blocks), 'block')}")
+            f"{_plural(len(program.blocks), 'block')}"
+            + (f", {_plural(len(program.claims), 'claim')}" if program.claims else ""))
 
 
 def cmd_check(args) -> int:
@@ -273,6 +279,8 @@ def cmd_run(args) -> int:
     if args.dump is not None and os.path.exists(args.dump) and not os.path.isdir(args.dump):
         # refuse before the run, not after it
         raise ValueError(f"cannot write to {args.dump}: it exists and is not a directory")
+    from serq.cli_report import check_output_options, render_report
+    check_output_options(args)
     program = load(args)
     _timed_trace_note(program)
     monitors = None
@@ -281,12 +289,7 @@ def cmd_run(args) -> int:
         monitors = Monitors(program)
     with _Progress(sys.stderr):
         report = serq.run(program) if monitors is None else serq.run(program, hooks=monitors)
-    if args.json:
-        _out(report.json() + "\n")
-    else:
-        from serq.report import format_text
-        text = format_text(report, program_name=args.file)
-        _out(text if text.endswith("\n") else text + "\n")
+    _out(render_report(args, report))
     if args.dump is not None:
         _dump(report, args.dump)
     if monitors is not None:
