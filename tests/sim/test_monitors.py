@@ -127,10 +127,10 @@ def test_a_wrong_fill_is_named(monkeypatch):
     from serq.sim.step import StepStage
     original = StepStage.launch
 
-    def launch(self, assign, attn, sums):
+    def launch(self, assign, attn, sums, *rest):
         if len(assign) > 1:
             assign[-1][1] = assign[-1][1] / 2  # the last slice gets half what it should
-        return original(self, assign, attn, sums)
+        return original(self, assign, attn, sums, *rest)
     err = _broken(monkeypatch, StepStage, "launch", launch, serq.compile(str(VLLM), horizon=20))
     assert err.invariant == "greedy fill" and "the greedy fill is" in str(err)
     assert err.session is not None
