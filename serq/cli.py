@@ -58,6 +58,12 @@ def _u64(value: str) -> int:
     return n
 
 
+def _directory(value: str) -> str:
+    if not value:
+        raise argparse.ArgumentTypeError("expected a directory, got an empty name")
+    return value
+
+
 def _count(value: str) -> int:
     try:
         n = int(value, 10)
@@ -91,8 +97,23 @@ class _Version(argparse.Action):
         super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
 
     def __call__(self, parser, namespace, values, option_string=None):
-        print(_version())
+        try:
+            _out(_version() + "\n")
+        except ValueError as e:  # a write error
+            _err(f"{e}\n")
+            parser.exit(EXIT_INPUT)
         parser.exit(EXIT_OK)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with what it prints on stdout (``--help``) written by the checked writer:
+    argparse itself drops a write error silently (help lost, status 0)."""
+
+    def _print_message(self, message, file=None):
+        if message and (file is None or file is sys.stdout):
+            _out(message)
+        else:
+            super()._print_message(message, file)
 
 
 def _add_program_options(p: argparse.ArgumentParser, run_settings: bool) -> None:
@@ -116,7 +137,7 @@ def _add_program_options(p: argparse.ArgumentParser, run_settings: bool) -> None
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG,
         description="serQ: compile and inspect serving specifications (.sq programs and "
                     "their JSON IR).",
@@ -150,9 +171,13 @@ def build_parser() -> argparse.ArgumentParser:
     out = run.add_argument_group("output")
     out.add_argument("--json", action="store_true",
                      help="print the report as JSON (Report.json()) instead of text")
-    out.add_argument("--dump", metavar="DIR",
+    out.add_argument("--dump", metavar="DIR", type=_directory,
                      help="also write every observation's records to DIR/NAME.csv "
                           "(time,session,turn,value); DIR is created if needed")
+    out.add_argument("--plan", metavar="PLAN",
+                     help="also write the first step stage's per-iteration plan (slices and "
+                          "pool events) to PLAN as JSON Lines, for `serq numerics check` "
+                          "(docs/numerics.md)")
     from serq.cli_report import add_output_options
     add_output_options(out)
     run.add_argument("--check", action="store_true",
@@ -167,8 +192,12 @@ def build_parser() -> argparse.ArgumentParser:
     trace_import.set_defaults(func=cmd_trace_import, parser=trace_import)
     from serq.cli_sweep import add_commands as add_sweep_commands
     add_sweep_commands(sub)
+    from serq.cli_verify import add_command as add_verify_command
+    add_verify_command(sub)
     from serq.cli_plot import add_command as add_plot_command
     add_plot_command(sub)
+    from serq.cli_numerics import add_parsers as add_numerics
+    add_numerics(sub, _count)
     return parser
 
 
@@ -207,22 +236,15 @@ def _run_settings(args) -> dict:
 
 def _read_text(path: str) -> str:
     """The text of an IR file; errors are worded like the compiler's for a program file."""
+    from serq.files import os_error_text, read_bytes
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = read_bytes(path)
     except OSError as e:
-        raise _ReadError(path, e) from None
+        raise ValueError(f"cannot read {path}: {os_error_text(e)}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise ValueError(f"cannot read {path}: stream did not contain valid UTF-8") from None
-
-
-class _ReadError(ValueError):
-    def __init__(self, path, err: OSError):
-        reason = err.strerror or str(err)
-        code = f" (os error {err.errno})" if err.errno is not None else ""
-        super().__init__(f"cannot read {path}: {reason}{code}")
 
 
 def load(args):
@@ -276,19 +298,21 @@ def cmd_ir(args) -> int:
 
 def cmd_run(args) -> int:
     import serq
-    if args.dump is not None and os.path.exists(args.dump) and not os.path.isdir(args.dump):
-        # refuse before the run, not after it
-        raise ValueError(f"cannot write to {args.dump}: it exists and is not a directory")
     from serq.cli_report import check_output_options, render_report
     check_output_options(args)
     program = load(args)
+    if args.dump is not None:
+        _prepare_dump(args.dump)  # before the run: nothing computed is lost
     _timed_trace_note(program)
     monitors = None
     if args.check:
         from serq.sim.monitors import Monitors
         monitors = Monitors(program)
-    with _Progress(sys.stderr):
-        report = serq.run(program) if monitors is None else serq.run(program, hooks=monitors)
+    with _Progress(sys.stderr), _plan_recorder(args, program) as hooks:
+        if monitors is not None:
+            from serq.sim.hooks import Tee
+            hooks = monitors if hooks is None else Tee(monitors, hooks)
+        report = serq.run(program) if hooks is None else serq.run(program, hooks=hooks)
     _out(render_report(args, report))
     if args.dump is not None:
         _dump(report, args.dump)
@@ -303,6 +327,35 @@ def cmd_run(args) -> int:
              f"making any progress: a possible livelock)\n")
         return EXIT_INPUT
     return EXIT_OK
+
+
+class _plan_recorder:
+    """``--plan PLAN``: the hooks observer writing the plan (None without the option); the
+    file is checked (a step stage, a writable path) before the run starts."""
+    def __init__(self, args, program):
+        self.file = None
+        self.hooks = None
+        path = getattr(args, "plan", None)
+        if path is None:
+            return
+        from serq.numerics.export import PlanRecorder
+        try:
+            self.file = open(path, "w")
+        except OSError as e:
+            raise ValueError(f"cannot write the plan to {path}: {e.strerror or e}") from None
+        try:
+            self.hooks = PlanRecorder(program, self.file, args.file)
+        except ValueError:
+            self.file.close()
+            os.remove(path)
+            raise
+
+    def __enter__(self):
+        return self.hooks
+
+    def __exit__(self, *exc):
+        if self.file is not None:
+            self.file.close()
 
 
 def cmd_trace_import(args) -> int:
@@ -323,13 +376,31 @@ def _member(row) -> str:
     return row.name if row.index is None else f"{row.name}[{row.index}]"
 
 
+def _prepare_dump(directory: str) -> None:
+    """Make sure the ``--dump`` directory exists and takes files, before the run: create it
+    as needed, then create and remove a file in it (the one test that works whoever runs
+    serq, root included, and whatever the file system)."""
+    import tempfile
+    from serq.files import os_error_text
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise ValueError(f"cannot write to {directory}: it exists and is not a directory")
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=directory, prefix=".serq-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise ValueError(f"cannot write to {directory}: {os_error_text(e)}") from None
+
+
 def _dump(report, directory: str) -> None:
     from serq.report import dump_csv
     try:
         paths = list(dump_csv(report, directory))
     except OSError as e:
+        from serq.files import os_error_text
         raise ValueError(f"cannot write to {e.filename or directory}: "
-                         f"{e.strerror or e}") from None
+                         f"{os_error_text(e)}") from None
     if paths:
         names = ", ".join(os.path.basename(os.fspath(p)) for p in paths)
         _err(f"{PROG}: wrote {_plural(len(paths), 'CSV file')} to {directory}: {names}\n")
@@ -402,24 +473,24 @@ class _Progress:
 
 
 def _out(text: str) -> None:
-    """Write ``text`` to stdout as UTF-8 bytes, whatever the locale (the IR is exact bytes)."""
-    stream = sys.stdout
-    buf = getattr(stream, "buffer", None)
-    if buf is None:
-        stream.write(text)
-    else:
-        stream.flush()
-        buf.write(text.encode("utf-8"))
-    stream.flush()
+    """Write ``text`` to stdout, every byte or a named write error (``serq.output``)."""
+    from serq.output import write_stdout
+    write_stdout(text)
 
 
 def _err(text: str) -> None:
+    """A message on stderr; when stderr itself cannot take it there is nowhere to say so."""
+    stream = sys.stderr
+    if stream is None:
+        return
     try:
-        sys.stderr.write(text)
-        sys.stderr.flush()
-    except UnicodeEncodeError:
-        sys.stderr.write(text.encode("ascii", "backslashreplace").decode("ascii"))
-        sys.stderr.flush()
+        try:
+            stream.write(text)
+        except UnicodeEncodeError:
+            stream.write(text.encode("ascii", "backslashreplace").decode("ascii"))
+        stream.flush()
+    except (OSError, ValueError):
+        pass
 
 
 def _note(text: str) -> None:
@@ -432,7 +503,14 @@ def _debug() -> bool:
 
 def main(argv=None) -> int:
     parser = build_parser()
-    args, extra = parser.parse_known_args(argv)  # exits with status 2 on usage errors
+    try:
+        args, extra = parser.parse_known_args(argv)  # exits with status 2 on usage errors
+    except ValueError as e:  # --help could not be written (serq.output.WriteError)
+        _err(f"{e}\n")
+        return EXIT_INPUT
+    except BrokenPipeError:  # `serq --help | head -1`
+        _silence_stdout()
+        return EXIT_OK
     if extra:  # reported by the command's parser, with the command's usage line
         args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
@@ -451,7 +529,9 @@ def main(argv=None) -> int:
             return EXIT_OK
         if _debug():
             raise
-        _err(str(_ReadError(e.filename or args.file, e)) + "\n")
+        from serq.files import os_error_text
+        where = f"{e.filename}: " if e.filename else ""
+        _err(f"{PROG}: {where}{os_error_text(e)}\n")
         return EXIT_INPUT
     except KeyboardInterrupt:
         if _debug():
