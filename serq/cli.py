@@ -143,7 +143,12 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--dump", metavar="DIR",
                      help="also write every observation's records to DIR/NAME.csv "
                           "(time,session,turn,value); DIR is created if needed")
+    run.add_argument("--semantics", choices=("sim", "ref"), default="sim",
+                     help="sim: the simulator (default); ref: the reference semantics serq.ref "
+                          "(the IR-10 fragment only, exact; time averages not reported)")
     run.set_defaults(func=cmd_run, parser=run)
+    from serq.cli_drt import add_parser as add_drt
+    add_drt(sub)
     return parser
 
 
@@ -254,7 +259,11 @@ def cmd_run(args) -> int:
         raise ValueError(f"cannot write to {args.dump}: it exists and is not a directory")
     program = load(args)
     with _Progress(sys.stderr):
-        report = serq.run(program)
+        if args.semantics == "ref":
+            import serq.ref
+            report = serq.ref.run(program)
+        else:
+            report = serq.run(program)
     if args.json:
         _out(report.json() + "\n")
     else:
