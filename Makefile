@@ -21,15 +21,16 @@ test: $(VENV)/.installed-test
 test-slow: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -m slow
 
-# the conformance checker itself, on the families the compiler covers
+# the conformance checker itself, on every v0.1.2 family (compile, errors, load, run, oracle)
 conformance: $(VENV)/.installed
-	$(BIN)/python $(SHARED)/conformance/check.py --family compile,errors,load
+	$(BIN)/python $(SHARED)/conformance/check.py
 
-# run speed (events/s on M/M/1) and compile time (300-line program; exit 1 when it misses its
-# target); both compare with the reference when SERQ_REF_PYTHON names a python with pyserq
-# (the run benchmark also finds /tmp/refvenv/bin/python by itself)
+# run speed (events/s on M/M/1), step-engine speed (programs/step_*.sq) and compile time
+# (300-line program; exit 1 when it misses its target); all compare with the reference when
+# SERQ_REF_PYTHON names a python with pyserq (run and step also find /tmp/refvenv/bin/python)
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/bench_run.py
+	$(BIN)/python benchmarks/bench_step.py
 	$(BIN)/python benchmarks/bench_compile.py
 
 $(BIN)/python:

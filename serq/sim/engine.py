@@ -71,6 +71,7 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
                      "nres", "kvb", "kvp", "attn", "decoding", "admission", "remaining"):
             setattr(self, "cx_" + name, 0.0)
         self.admit_budget = None
+        self.hooks = None  # a hooks.HookBus when an observer is attached (serq.run(hooks=))
         # random streams
         seed = program.seed & M64
         self.rngs = {k: R.Rng((seed ^ x) & M64) for k, x in SEED_XOR.items()}
@@ -180,6 +181,9 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
 
     def run(self):
         self.start()
+        hooks = self.hooks
+        if hooks is not None:
+            hooks.start()
         make_loop(self)()  # the event loop (generated: see make_loop)
         p = self.p
         horizon = p.horizon
@@ -202,6 +206,8 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
             if self.now <= p.warmup:
                 self.fail(f"run: arrivals drained at {show(self.now)} before or at warmup "
                           f"{show(p.warmup)}; no measurement interval")
+        if hooks is not None:
+            hooks.end()
         return self.now
 
     def instant_fail(self):
@@ -416,6 +422,7 @@ def loop():
                     S.instant_fail()
             S.now = now = t
             events += 1
+{hook_before}
             kind = ev[2]
             if kind == 2:
                 finishers[ev[3]](ev[4], ev[5])
@@ -432,6 +439,7 @@ def loop():
             dt = now - L  # record(), inline, its averages in locals
             L = now
 {record}
+{hook_after}
     finally:
         S.events = events
         NS["L"] = L
@@ -486,13 +494,16 @@ def make_loop(sim):
         record.append(f"            i{k} += v{k} * dt; v{k} = {value}")
         store.append(f"        {name}.integral = i{k}; {name}.value = v{k}")
     settle = SETTLE_PLAIN.strip("\n") if plain else "            settle_core()"
-    src = LOOP.format(load="\n".join(load) or "    pass",
+    hooked = sim.hooks is not None  # the hook lines exist only in a hooked run's loop
+    src = LOOP.format(hook_before="            hs = HB.before(ev)" if hooked else "",
+                      hook_after="            HB.event(ev, hs)" if hooked else "",
+load="\n".join(load) or "    pass",
                       reload="\n".join(reload) or "                    pass",
                       settle=settle,
                       record="\n".join(record) or "            pass",
                       store="\n".join(store) or "        pass")
     g = dict(ns)
-    g.update(NS=ns, heapq=heapq, INSTANT_EVENT_LIMIT=INSTANT_EVENT_LIMIT)
+    g.update(NS=ns, heapq=heapq, INSTANT_EVENT_LIMIT=INSTANT_EVENT_LIMIT, HB=sim.hooks)
     exec(compile(src, "<serq loop>", "exec"), g)
     return g["loop"]
 

@@ -418,6 +418,8 @@ class PoolOps:
         s.frames.append([t.body, 0, HOLD_FRAME, h])
         s.status = READY
         self.ready.append(s)
+        if self.hooks is not None:
+            self.hooks.admit(s, entries)
 
     # -- releasing (§9.5–§9.7) ------------------------------------------------------------------
     def release_units(self, s, pi, alloc, computed, cache):
@@ -628,6 +630,8 @@ class PoolOps:
         pl.preemptions += 1
         self.n_preemptions += 1
         self.enqueue(v, req, front=True)
+        if self.hooks is not None:
+            self.hooks.preempt(v, pi, computed)
 
     def detach(self, s):
         st = s.status
@@ -681,9 +685,19 @@ class PoolOps:
         cap = pl.cap + EPS
         if pl.used + pl.cached + need <= cap or not pl.entries:
             return
+        hooks = self.hooks
+        if hooks is not None:
+            before = hooks.evict_begin(pl)
         if pl.evict_keys is None and pl.spill is None and pl.lru_sorted:
             self.evict_lru(pl, need, cap)
-            return
+        else:
+            self.evict_general(pl, need, cap)
+        if hooks is not None:
+            hooks.evict_end(pl, need, before)
+
+    def evict_general(self, pl, need, cap):
+        """``make_room``'s loop: the least entry by the pool's eviction key (``evict by``
+        keys, else LRU), one piece at a time, each piece spilled where the pool spills."""
         prev = self.cur
         keys = pl.evict_keys
         # Only the entries present now are candidates: with spill tiers that spill back into

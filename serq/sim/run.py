@@ -21,13 +21,19 @@ def _load_trace(program):
 
 
 @deep
-def run(program):
-    """Run ``program`` (a ``serq.Program``) and return its ``Report``."""
+def run(program, *, hooks=None):
+    """Run ``program`` (a ``serq.Program``) and return its ``Report``.
+
+    ``hooks``: an observer (``serq.sim.hooks.Hooks``) called at every event and every
+    iteration of a step stage; None (the default) runs without any."""
     from serq.sim.engine import Sim
     if not isinstance(program, T.Program):
         raise TypeError("run() takes a serq.Program (from serq.compile or Program.from_json)")
     trace = _load_trace(program)
     sim = Sim(program, trace)
+    if hooks is not None:
+        from serq.sim.hooks import HookBus
+        sim.hooks = HookBus(sim, hooks)
     end = sim.run()
     return build_report(sim, end)
 

@@ -53,6 +53,7 @@ class StepStage(Stage):
         self.zero_time = -1.0  # guard against cost-0 iterations that never end (a hang)
         self.zero_count = 0
         self.idle_at = None  # when the last iteration ended, until step_stats records it
+        self.hook_iteration = None  # the running iteration's hooks.Iteration (hooks on)
 
     # -- statistics -------------------------------------------------------------------------
     def reset_stats(self, now):
@@ -269,6 +270,8 @@ class StepStage(Stage):
             return self.start_iteration_fcfs()
         sim = self.sim
         totals, budget, chunk = self.plan()
+        if sim.hooks is not None:
+            sim.hooks.iter_begin(self, budget, chunk)
         left = budget
         assign = []
         served = set()
@@ -409,6 +412,8 @@ class StepStage(Stage):
             self.step_cost.add(cost)
         heapq.heappush(sim.heap, (now + cost, sim.seq, EV_ITER, self.index, self.epoch, None))
         sim.seq += 1
+        if sim.hooks is not None:
+            sim.hooks.iter_launch(self, assign, cost, sums)
 
     def start_iteration_fcfs(self):
         """``start_iteration`` without serve keys or exclusive prefill: the serving order is
@@ -420,6 +425,8 @@ class StepStage(Stage):
         marked (``Job.mark``), and so is each job a later pass serves."""
         sim = self.sim
         totals, budget, chunk = self.plan(totals=False)
+        if sim.hooks is not None:
+            sim.hooks.iter_begin(self, budget, chunk)
         left = budget
         assign = []
         self.mark += 1
@@ -689,6 +696,8 @@ class StepStage(Stage):
                 res.remove(j)
                 self.rver += 1
                 self.job_done(j)
+        if sim.hooks is not None:
+            sim.hooks.iter_end(self, done)
 
     def token(self, s, decode):
         """Inter-token latency (§8.7)."""
