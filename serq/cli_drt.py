@@ -14,9 +14,7 @@ DESCRIPTION = (
     "the reference semantics serq.ref and compare every observation per session, times and "
     "values. The fixed mode regenerates upstream's cases (seeds S..S+N-1 of "
     "scripts/lean_drt.py; seeds 0..199 are also checked against the digests pyserq 0.1.2 "
-    "recorded). --hypothesis draws N programs over the fragment instead (more preemption, "
-    "eviction and growth) and shrinks a divergence to a minimal program. --replay runs the "
-    "333-session vLLM replay (examples/vllm_replay.sq) under the three costs of §5.2 instead.")
+    "recorded).")
 
 
 def add_parser(sub):
@@ -27,11 +25,6 @@ def add_parser(sub):
                    help="number of cases (default 200)")
     p.add_argument("--seed", type=_count, default=0, metavar="S",
                    help="first seed of the fixed mode, or the hypothesis seed (default 0)")
-    mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--hypothesis", action="store_true",
-                      help="draw programs with hypothesis (pip install 'serq[verify]')")
-    mode.add_argument("--replay", action="store_true",
-                      help="the 333-session replay of formal.md §5.2, with both run times")
     p.add_argument("--save", metavar="DIR",
                    help="write each divergence to DIR/<case>/ (program, both outputs, the "
                         "first difference)")
@@ -52,36 +45,11 @@ def _count(text):
 
 def cmd_drt(args) -> int:
     from serq.ref import drt
-    if args.replay:
-        return _replay()
-    if args.hypothesis:
-        try:
-            from serq.ref import hyp
-        except ImportError:
-            print("serq drt --hypothesis needs the hypothesis package: "
-                  "pip install 'serq[verify]'", file=sys.stderr)
-            return 2
-        failed = hyp.run(args.cases, args.seed, save_dir=args.save,
-                         progress=drt.stderr_progress(500))
-        total = args.cases
-    else:
-        seeds = range(args.seed, args.seed + args.cases)
-        failed = drt.run_cases(seeds, save_dir=args.save, check_digests=True,
-                               progress=drt.stderr_progress(20))
-        total = len(seeds)
+    seeds = range(args.seed, args.seed + args.cases)
+    failed = drt.run_cases(seeds, save_dir=args.save, check_digests=True,
+                           progress=drt.stderr_progress(20))
+    total = len(seeds)
     for out in failed:
         print(f"{out.name}: {out.diff}")
     print(f"{total - len(failed)} passed, {len(failed)} failed")
-    return 1 if failed else 0
-
-
-def _replay() -> int:
-    from serq.ref import replay
-    failed = 0
-    for row in replay.run_all():
-        print(f"{row.name}: sim {row.sim_s:.2f} s, ref {row.ref_s:.2f} s, "
-              f"{row.observations} observations, {row.preemptions} preemptions: "
-              + ("agree" if row.diff is None else f"DIVERGE: {row.diff}"))
-        failed += row.diff is not None
-    print(f"{3 - failed} passed, {failed} failed")
     return 1 if failed else 0
