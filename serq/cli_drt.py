@@ -6,7 +6,6 @@ fails. Progress goes to stderr.
 from __future__ import annotations
 
 import sys
-import time
 
 HELP = "compare serq.sim with the reference semantics serq.ref on generated programs (DRT)"
 DESCRIPTION = (
@@ -14,7 +13,8 @@ DESCRIPTION = (
     "the reference semantics serq.ref and compare every observation per session, times and "
     "values. The fixed mode regenerates upstream's cases (seeds S..S+N-1 of "
     "scripts/lean_drt.py; seeds 0..199 are also checked against the digests pyserq 0.1.2 "
-    "recorded).")
+    "recorded). --hypothesis draws N programs over the fragment instead (more preemption, "
+    "eviction and growth) and shrinks a divergence to a minimal program.")
 
 
 def add_parser(sub):
@@ -25,6 +25,9 @@ def add_parser(sub):
                    help="number of cases (default 200)")
     p.add_argument("--seed", type=_count, default=0, metavar="S",
                    help="first seed of the fixed mode, or the hypothesis seed (default 0)")
+    p.add_argument("--hypothesis", action="store_true",
+                   help="draw N programs over the fragment with hypothesis instead "
+                        "(pip install 'serq[drt]'); a divergence is shrunk to a minimal program")
     p.add_argument("--save", metavar="DIR",
                    help="write each divergence to DIR/<case>/ (program, both outputs, the "
                         "first difference)")
@@ -45,10 +48,22 @@ def _count(text):
 
 def cmd_drt(args) -> int:
     from serq.ref import drt
-    seeds = range(args.seed, args.seed + args.cases)
-    failed = drt.run_cases(seeds, save_dir=args.save, check_digests=True,
-                           progress=drt.stderr_progress(20))
-    total = len(seeds)
+    if args.hypothesis:
+        try:
+            import hypothesis  # noqa: F401  (an optional extra)
+        except ImportError:
+            print("serq drt --hypothesis needs the hypothesis package: "
+                  "pip install 'serq[drt]'", file=sys.stderr)
+            return 2
+        from serq.ref import hyp
+        ran, failed = hyp.run(args.cases, args.seed, save_dir=args.save,
+                              progress=drt.stderr_progress(500))
+        total = ran
+    else:
+        seeds = range(args.seed, args.seed + args.cases)
+        failed = drt.run_cases(seeds, save_dir=args.save, check_digests=True,
+                               progress=drt.stderr_progress(20))
+        total = len(seeds)
     for out in failed:
         print(f"{out.name}: {out.diff}")
     print(f"{total - len(failed)} passed, {len(failed)} failed")
