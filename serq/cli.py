@@ -58,6 +58,16 @@ def _u64(value: str) -> int:
     return n
 
 
+def _count(value: str) -> int:
+    try:
+        n = int(value, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {n}")
+    return n
+
+
 def _real(value: str) -> float:
     try:
         return float(value)
@@ -147,6 +157,13 @@ def build_parser() -> argparse.ArgumentParser:
                      help="sim: the simulator (default); ref: the reference semantics serq.ref "
                           "(the IR-10 fragment only, exact; time averages not reported)")
     run.set_defaults(func=cmd_run, parser=run)
+
+    from serq.cli_trace import add_parser as add_trace
+    trace, trace_import = add_trace(sub, _real, _count)
+    trace.set_defaults(parser=trace)
+    trace_import.set_defaults(func=cmd_trace_import, parser=trace_import)
+    from serq.cli_sweep import add_commands as add_sweep_commands
+    add_sweep_commands(sub)
     from serq.cli_drt import add_parser as add_drt
     add_drt(sub)
     return parser
@@ -258,6 +275,7 @@ def cmd_run(args) -> int:
         # refuse before the run, not after it
         raise ValueError(f"cannot write to {args.dump}: it exists and is not a directory")
     program = load(args)
+    _timed_trace_note(program)
     with _Progress(sys.stderr):
         if args.semantics == "ref":
             import serq.ref
@@ -281,6 +299,19 @@ def cmd_run(args) -> int:
              f"making any progress: a possible livelock)\n")
         return EXIT_INPUT
     return EXIT_OK
+
+
+def cmd_trace_import(args) -> int:
+    from serq.cli_trace import cmd_trace_import as run_import
+    return run_import(args, _err)
+
+
+def _timed_trace_note(program) -> None:
+    """Say when the trace's arrival times replace the workload's `arrive` (serq extension)."""
+    from serq.trace import has_times
+    if program.trace is not None and has_times(program.trace):
+        _note("the trace gives arrival times: its sessions start at those times, in place "
+              "of the workload's `arrive` (see docs/traces.md)")
 
 
 def _member(row) -> str:

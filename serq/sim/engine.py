@@ -40,7 +40,7 @@ INSTANT_EVENT_LIMIT = 1_000_000
 
 
 class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
-    def __init__(self, program: T.Program, trace=None):
+    def __init__(self, program: T.Program, trace=None, times=None):
         self.p = program
         self.defer_index = False  # see ref_index
         self.index_error = None
@@ -89,8 +89,12 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         self.obs = [([], [], [], []) for _ in program.observes]  # samples, times, sessions, turns
         self.gauge_points = [([], []) for _ in program.gauges]
         self.gauge_fns = [self.ex.function(g.expr) for g in program.gauges]
-        # trace
+        # trace: its sessions; with arrival times (a serq extension), they are the arrivals
         self.trace = trace
+        self.trace_ordered = program.trace_ordered
+        self.replay = None
+        if times is not None:
+            self.init_replay(times)
         # pools and stages
         self.pools = [PoolState(self, i, pl) for i, pl in enumerate(program.pools)]
         self.stages = [make_stage(self, i, st) for i, st in enumerate(program.stages)]
@@ -150,7 +154,9 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
             self.schedule(p.warmup, EV_WARMUP)
         arr = p.arrival
         t = type(arr)
-        if t is T.Poisson:
+        if self.replay is not None:
+            self.schedule(self.replay[0], EV_ARRIVE)
+        elif t is T.Poisson:
             if arr.rate == math.inf:
                 self.fail("run: `arrive poisson(inf)` starts infinitely many sessions at time "
                           "0, so the clock can never move; give the arrival rate a finite "
@@ -165,6 +171,30 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
             for si in arr.sessions:
                 self.spawn(si)
         self.settle()
+
+    # -- trace replay (serq extension: a trace with arrival times, docs/traces.md) -------
+    def init_replay(self, times):
+        """Replace the program's arrival process by the trace's times: trace session k, in
+        time order (stable: file order at equal times), becomes session serial k and starts
+        at its time. Nothing else changes (the trace stream is not drawn)."""
+        order = sorted(range(len(times)), key=times.__getitem__)
+        self.trace = [self.trace[i] for i in order]
+        self.replay = [times[i] for i in order]
+        self.replay_next = 0
+        self.trace_ordered = True
+        limit = self.limit
+        if limit is not None and limit > len(times):
+            self.fail(f"run: --arrivals {limit} asks for more sessions than the trace's "
+                      f"{len(times)} (it gives arrival times, so it is the arrival process)")
+        self.on_arrive = self.on_arrive_replay  # (the event loop reads it when it starts)
+
+    def on_arrive_replay(self, x, y, z):
+        i = self.replay_next + 1
+        limit = self.limit
+        if i < len(self.replay) and (limit is None or self.arrivals < limit - 1):
+            self.schedule(self.replay[i], EV_ARRIVE)
+        self.replay_next = i
+        self.spawn()
 
     def renewal_gap(self):
         g = self.renewal_fn(self.na)

@@ -11,11 +11,12 @@ NAN = math.nan
 
 
 def _load_trace(program):
+    """The program's trace (a ``serq.trace.Trace``) or ``None``."""
     if program.trace is None:
         return None
-    from serq.trace import read_trace
+    from serq.trace import load_trace
     try:
-        return read_trace(program.trace)
+        return load_trace(program.trace)
     except SerqError as e:
         raise SimulationError(str(e)) from None
 
@@ -30,7 +31,10 @@ def run(program, *, hooks=None):
     if not isinstance(program, T.Program):
         raise TypeError("run() takes a serq.Program (from serq.compile or Program.from_json)")
     trace = _load_trace(program)
-    sim = Sim(program, trace)
+    if trace is None:
+        sim = Sim(program)
+    else:
+        sim = Sim(program, trace.sessions, trace.times)
     if hooks is not None:
         from serq.sim.hooks import HookBus
         sim.hooks = HookBus(sim, hooks)

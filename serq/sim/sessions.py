@@ -72,7 +72,7 @@ class SessionOps:
         self.init_ops = self.block(p.init, "workload", workload=True)
         self.turn_ops = self.block(p.turn, "workload", workload=True)
         self.session_ops = self.block(p.session, "session")
-        self.closed = type(p.arrival) is T.Closed
+        self.closed = type(p.arrival) is T.Closed and self.replay is None
         if type(p.arrival) is T.Renewal:
             self.renewal_fn = self.ex.function(p.arrival.gap, "arrival")
 
@@ -194,7 +194,7 @@ class SessionOps:
             s.trace_turns = init.turns
         elif self.trace is not None:
             n = len(self.trace)
-            k = s.serial % n if p.trace_ordered else self.rngs["trace"].range_u32(0, n - 1)
+            k = s.serial % n if self.trace_ordered else self.rngs["trace"].range_u32(0, n - 1)
             s.trace_turns = self.trace[k]
         self.alive[s.serial] = s
         self.live += 1
