@@ -38,12 +38,12 @@ def check_program(p: T.Program) -> int:
         refuse("a trace workload (`trace`)")
     if not isinstance(p.arrival, (T.Sessions, T.Batch, T.NoArrival)):
         refuse(f"the arrival process `{type(p.arrival).__name__.lower()}` (non-explicit workload)")
-    if p.warmup != 0:
-        refuse("a warm-up")
-    if p.arrivals is not None:
-        refuse("an arrivals limit")
+    if p.warmup != 0 or p.arrivals is not None:
+        refuse("a warm-up or an arrivals limit")
     if p.share is not None:
         refuse("`share`")
+    if p.version != 10:
+        refuse(f"an IR-{p.version} program (claims, `serve only`)")
     if p.gauges:
         refuse(f"the gauge `{p.gauges[0].name}`")
     if not math.isfinite(p.horizon):

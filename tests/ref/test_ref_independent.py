@@ -59,6 +59,8 @@ def test_the_semantics_stays_under_1000_lines():
      "session { run d (sqrt(4)); }", "the function `sqrt`"),
     ("stage d : delay; workload { arrive batch(1); } session { run d (1); }",
      "a deployment with 0 step stages"),
+    ("stage e : step { budget 8; cost 1; serve only (decoding); } workload { arrive batch(1); } "
+     "session { run e prefill (1); }", "an IR-11 program"),
 ])
 def test_outside_the_fragment_is_refused_by_name(source, construct):
     program = serq.compile(source=source + " run { horizon 10; }")
