@@ -159,6 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
     trace, trace_import = add_trace(sub, _real, _count)
     trace.set_defaults(parser=trace)
     trace_import.set_defaults(func=cmd_trace_import, parser=trace_import)
+    from serq.cli_sweep import add_commands as add_sweep_commands
+    add_sweep_commands(sub)
     return parser
 
 

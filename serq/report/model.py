@@ -338,6 +338,32 @@ class Report:
         from serq.report.text import format_text
         return format_text(self, program_name=program_name)
 
+    # -- tables (the pandas extra) -----------------------------------------------------
+
+    def to_pandas(self):
+        """One row per observation sample: ``observation``, ``time``, ``session``, ``turn``,
+        ``value`` (a ``pandas.DataFrame``; :func:`serq.report.tables.samples_frame`)."""
+        from serq.report.tables import samples_frame
+        return samples_frame(self)
+
+    def requests(self):
+        """One wide row per (session, turn): ``start``, ``end`` and a column per observation
+        (:func:`serq.report.tables.requests_frame`)."""
+        from serq.report.tables import requests_frame
+        return requests_frame(self)
+
+    def gauges_frame(self):
+        """Every gauge's change points: ``gauge``, ``time``, ``value``
+        (:func:`serq.report.tables.gauges_frame`)."""
+        from serq.report.tables import gauges_frame
+        return gauges_frame(self)
+
+    def metrics(self, percentiles=None) -> dict:
+        """Every number of the report under its metric name (``ttft.p99``,
+        ``gauge.kv_used.mean``, ...; :func:`serq.report.metrics.flat_metrics`)."""
+        from serq.report.metrics import DEFAULT_PERCENTILES, flat_metrics
+        return flat_metrics(self, percentiles or DEFAULT_PERCENTILES)
+
     @classmethod
     def from_json(cls, text, samples=None) -> "Report":
         """A report read back from its ``json()`` text (``null`` reads NaN, or +inf for a
