@@ -161,6 +161,9 @@ def build_parser() -> argparse.ArgumentParser:
     trace_import.set_defaults(func=cmd_trace_import, parser=trace_import)
     from serq.cli_sweep import add_commands as add_sweep_commands
     add_sweep_commands(sub)
+    from serq.cli_draw import add_parser as add_draw
+    draw = add_draw(sub, _assignment)
+    draw.set_defaults(func=cmd_draw, parser=draw)
     return parser
 
 
@@ -290,6 +293,11 @@ def cmd_run(args) -> int:
              f"making any progress: a possible livelock)\n")
         return EXIT_INPUT
     return EXIT_OK
+
+
+def cmd_draw(args) -> int:
+    from serq.cli_draw import cmd_draw as run_draw
+    return run_draw(args, _out, _err)
 
 
 def cmd_trace_import(args) -> int:

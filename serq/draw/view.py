@@ -152,9 +152,9 @@ class View:
         return False
 
     def branch(self, st, frontier):
-        """A choice between two paths that run stations is a diamond; when only one side
-        runs any, the condition labels the edge into it and "else" the edge that skips it
-        (to the next station, or `out (else)`)."""
+        """A choice between paths: the condition labels the edge into the `then` side and
+        "else" the edge into the other (or past it: to the next station, `out (else)`); at
+        the entry, where no station carries the labels, the choice is a diamond."""
         then_runs, else_runs = self.runs(st.then), self.runs(st.other)
         if not (then_runs or else_runs):
             return frontier  # a branch around bookkeeping (`observe`, `set`) draws nothing
@@ -163,7 +163,8 @@ class View:
             then_label = "w.p. " + self.text(guard.args[0])
         else:
             then_label = self.text(guard)
-        if then_runs and else_runs:
+        if any(src is ENTRY for src, _ in frontier):
+            # no station before it to carry the labels: the choice gets a node of its own
             node = Node(len(self.nodes))
             self.add(node)
             self.connect(frontier, node)
