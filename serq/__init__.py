@@ -6,7 +6,7 @@ from serq.errors import CompileError, IRError, SerqError, SimulationError
 from serq.ir.types import IR_VERSION, Program
 from serq.lang.compiler import compile
 from serq.report import REPORT_VERSION, Gauge, Observe, Pool, Report, Stage
-from serq.sim import run
+from serq.claims import run
 from serq.sim.rng import Rng
 from serq.trace import read_trace
 

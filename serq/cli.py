@@ -153,6 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--dump", metavar="DIR",
                      help="also write every observation's records to DIR/NAME.csv "
                           "(time,session,turn,value); DIR is created if needed")
+    from serq.cli_report import add_output_options
+    add_output_options(out)
     run.set_defaults(func=cmd_run, parser=run)
 
     from serq.cli_trace import add_parser as add_trace
@@ -161,6 +163,8 @@ def build_parser() -> argparse.ArgumentParser:
     trace_import.set_defaults(func=cmd_trace_import, parser=trace_import)
     from serq.cli_sweep import add_commands as add_sweep_commands
     add_sweep_commands(sub)
+    from serq.cli_plot import add_command as add_plot_command
+    add_plot_command(sub)
     from serq.cli_draw import add_parser as add_draw
     draw = add_draw(sub, _assignment)
     draw.set_defaults(func=cmd_draw, parser=draw)
@@ -248,11 +252,13 @@ def _plural(n: int, word: str) -> str:
 
 
 def summary(path: str, program) -> str:
-    """``FILE: ok — N pools, M stages, K attributes, B blocks``."""
+    """``FILE: ok — N pools, M stages, K attributes, B blocks`` (``, C claims`` when the
+    program has claims)."""
     return (f"{path}: ok \u2014 {_plural(len(program.pools), 'pool')}, "
             f"{_plural(len(program.stages), 'stage')}, "
             f"{_plural(len(program.attrs), 'attribute')}, "
-            f"{_plural(len(program.blocks), 'block')}")
+            f"{_plural(len(program.blocks), 'block')}"
+            + (f", {_plural(len(program.claims), 'claim')}" if program.claims else ""))
 
 
 def cmd_check(args) -> int:
@@ -272,16 +278,13 @@ def cmd_run(args) -> int:
     if args.dump is not None and os.path.exists(args.dump) and not os.path.isdir(args.dump):
         # refuse before the run, not after it
         raise ValueError(f"cannot write to {args.dump}: it exists and is not a directory")
+    from serq.cli_report import check_output_options, render_report
+    check_output_options(args)
     program = load(args)
     _timed_trace_note(program)
     with _Progress(sys.stderr):
         report = serq.run(program)
-    if args.json:
-        _out(report.json() + "\n")
-    else:
-        from serq.report import format_text
-        text = format_text(report, program_name=args.file)
-        _out(text if text.endswith("\n") else text + "\n")
+    _out(render_report(args, report))
     if args.dump is not None:
         _dump(report, args.dump)
     stuck = [(_member(p), p.stuck) for p in report.pools if p.stuck]

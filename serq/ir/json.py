@@ -64,6 +64,8 @@ def expr_value(e):
         return {"Cond": [expr_value(e.cond), expr_value(e.then), expr_value(e.other)]}
     if t is T.Sample:
         return {"Sample": [e.dist, [expr_value(a) for a in e.args]]}
+    if t is T.Agg:
+        return {"Agg": [e.kind, e.obs]}
     raise TypeError(f"not an IR expression: {e!r}")
 
 
@@ -155,8 +157,11 @@ def kind_value(k):
         return "Delay"
     serve = ("ExclusivePrefill" if type(k.serve) is T.ServeExclusivePrefill
              else {"By": [expr_value(e) for e in k.serve.keys]})
-    return {"Step": {"budget": expr_value(k.budget), "cost": expr_value(k.cost),
-                     "chunk": expr_value(k.chunk), "serve": serve, "memory": k.memory}}
+    d = {"budget": expr_value(k.budget), "cost": expr_value(k.cost),
+         "chunk": expr_value(k.chunk), "serve": serve, "memory": k.memory}
+    if k.only is not None:
+        d["only"] = expr_value(k.only)
+    return {"Step": d}
 
 
 def stage_value(s: T.Stage):
@@ -216,6 +221,18 @@ def program_value(p: T.Program):
         d["share"] = p.share
     if p.gauges:
         d["gauges"] = [{"name": g.name, "expr": expr_value(g.expr)} for g in p.gauges]
+    if p.claims:
+        d["claims"] = [claim_value(c) for c in p.claims]
+    return d
+
+
+def claim_value(c: T.Claim):
+    """pyserq 0.1.3's shape: ``given`` only when present, ``kind`` a unit or a tagged stage."""
+    d = {"name": c.name}
+    if c.given is not None:
+        d["given"] = expr_value(c.given)
+    d["kind"] = "AtEnd" if c.stage is None else {c.kind: c.stage}
+    d["expr"] = expr_value(c.expr)
     return d
 
 

@@ -12,12 +12,18 @@ from dataclasses import dataclass, field
 from typing import Optional, Union
 
 IR_VERSION = 10
+# the version an IR carrying an extension (claims, a step stage's `serve only`) declares;
+# a program using neither stays version 10, byte for byte (formal.md §0, docs/claims.md)
+IR_VERSION_CLAIMS = 11
 
 # ---------------------------------------------------------------------------------------
 # variant name tables (the order is serde's declaration order, used in error messages)
 
 CTX_VARS = ("Now", "Waited", "Size", "Age", "Last", "Queued", "N", "Ntok", "Ndec", "Npre",
             "Nres", "Kvb", "Kvp", "Attn", "Decoding", "Admission", "Remaining")
+# context variables only a claim over iterations reads (IR 11, formal.md §2.2)
+CLAIM_CTX_VARS = ("Demand", "Served", "Arrived")
+AGG_KINDS = ("Total", "Count", "Largest", "Smallest", "PrefixTotal")
 FUNS = ("Min", "Max", "Abs", "Floor", "Ceil", "Sqrt", "Exp", "Ln", "Pow", "Queue", "Busy",
         "Work", "Used", "Free", "CachedIn", "Holders", "Queued", "Price", "BudgetLeft",
         "EstLambda", "EstRho", "EstWait")
@@ -77,6 +83,13 @@ class Cond:
     cond: "Expr"
     then: "Expr"
     other: "Expr"
+
+
+@dataclass(frozen=True, slots=True)
+class Agg:
+    """An aggregate over every value an observation recorded (IR 11; claims `at end` only)."""
+    kind: str  # one of AGG_KINDS
+    obs: int
 
 
 Expr = Union[Num, Attr, Ctx, Sample, Call, Unary, Binary, Cond]
@@ -280,6 +293,7 @@ class Step:
     chunk: Expr
     serve: Union[ServeBy, ServeExclusivePrefill]
     memory: Optional[int]
+    only: Optional["Expr"] = None  # `serve only (e)` (IR 11); omitted from the JSON when None
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,6 +352,18 @@ class Gauge:
     expr: Expr
 
 
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """``claim NAME [given (g)] : KIND (expr);`` (IR 11, formal.md §2.2). ``kind`` is
+    ``"EveryIteration"``, ``"SomeIteration"`` (with ``stage``, an absolute stage index) or
+    ``"AtEnd"`` (``stage`` None)."""
+    name: str
+    given: Optional["Expr"]
+    kind: str
+    stage: Optional[int]
+    expr: "Expr"
+
+
 # ---------------------------------------------------------------------------------------
 # the program
 
@@ -376,6 +402,7 @@ class Program:
     hidden: tuple = ()
     share: Optional[str] = None  # omitted when None
     gauges: tuple = ()  # omitted when empty
+    claims: tuple = ()  # of Claim (IR 11); omitted when empty
     # not part of the IR: where a relative trace path is resolved from
     base_dir: Optional[str] = field(default=None, compare=False)
 

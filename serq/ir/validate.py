@@ -23,6 +23,7 @@ BUDGET = "Budget"
 STEP = "Step"
 SERVE = "Serve"
 GAUGE = "Gauge"
+CLAIM = "Claim"  # IR 11: a claim over iterations (serq.ir.claims_check)
 
 MOMENT_TEXT = {
     SESSION: "a session statement, a run or a hold's cache",
@@ -34,6 +35,7 @@ MOMENT_TEXT = {
     STEP: "a step stage's cost, after the iteration",
     SERVE: "a step stage's serve keys",
     GAUGE: "a gauge, read on the deployment's state with no session",
+    CLAIM: "a claim over iterations, read when an iteration starts",
 }
 
 # context variables: source name, and the moments that supply them (``Now``: all but Gauge)
@@ -42,7 +44,7 @@ CTX_NAME = {
     "Queued": "waiting", "N": "present", "Ntok": "tokens", "Ndec": "decoders",
     "Npre": "prefilled", "Nres": "residents", "Kvb": "kv_decode", "Kvp": "kv_prefill",
     "Attn": "attention", "Decoding": "decoding", "Admission": "admission",
-    "Remaining": "remaining",
+    "Remaining": "remaining", "Demand": "demand", "Served": "served", "Arrived": "arrived",
 }
 CTX_MOMENTS = {
     "Waited": (SELECT,),
@@ -52,6 +54,8 @@ CTX_MOMENTS = {
     "Ndec": (BUDGET, STEP, SERVE), "Nres": (BUDGET, STEP, SERVE),
     "Kvb": (BUDGET, STEP, SERVE), "Kvp": (BUDGET, STEP, SERVE),
     "Decoding": (SERVE,), "Admission": (SERVE,), "Remaining": (SERVE,),
+    # IR 11 (claims): read only by a claim over iterations, checked by claims_check
+    "Demand": (CLAIM,), "Served": (CLAIM,), "Arrived": (CLAIM,),
 }
 
 # messages
@@ -104,6 +108,13 @@ def _span(ref: T.CRef) -> tuple[int, int]:
 
 class _Invalid(Exception):
     """A failed check deep in a walk; the section that catches it adds its prefix."""
+
+
+def uses_extension(p: T.Program) -> bool:
+    """Whether the program carries claims or a step stage's ``serve only``: the two
+    extensions an IR of version 11 may carry (docs/claims.md)."""
+    return bool(p.claims) or any(type(s.kind) is T.Step and s.kind.only is not None
+                                 for s in p.stages)
 
 
 def validate(program: T.Program) -> None:
@@ -230,6 +241,9 @@ class _Validator:
                 stack += (e.right, e.left)
             elif t is T.Cond:
                 stack += (e.other, e.then, e.cond)
+            elif t is T.Agg:  # IR 11: only a claim `at end` reads one
+                raise _Invalid(f"an aggregate of the observations is read only by a claim "
+                               f"`at end`, but is read in {MOMENT_TEXT[moment]}")
             else:
                 raise TypeError(f"not an IR expression: {e!r}")
 
@@ -318,7 +332,8 @@ class _Validator:
 
     def run(self) -> None:
         p = self.p
-        if p.version != T.IR_VERSION:
+        if p.version != T.IR_VERSION and not (p.version == T.IR_VERSION_CLAIMS
+                                               and uses_extension(p)):
             raise IRError(f"IR version {p.version} (this interpreter reads {T.IR_VERSION})")
         for b, block in enumerate(p.blocks):
             try:

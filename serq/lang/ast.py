@@ -263,6 +263,7 @@ class StageD:
     chunk: Any = None
     serve: Any = None  # None = admission; "excl"; list of keys
     memory: Any = None  # (name, pos)
+    only: Any = None  # `serve only (e)` (extension, IR 11)
 
 
 @dataclass(slots=True)
@@ -270,3 +271,15 @@ class GaugeD:
     name: str
     expr: Any
     pos: Any
+
+
+@dataclass(slots=True)
+class ClaimD:
+    """``claim NAME [given (g)] : every|some iteration of STAGE (e);`` or ``… : at end (e);``
+    (extension, IR 11; formal.md §2.2). ``kind``: "EveryIteration", "SomeIteration", "AtEnd"."""
+    name: str
+    pos: Any
+    given: Any
+    kind: str
+    stage: Any  # A.Ref or None
+    expr: Any

@@ -14,6 +14,7 @@ from serq.deep import deep
 from serq.errors import CompileError
 from serq.ir import types as T
 from serq.ir.validate import validate
+from serq.ir.claims_check import check_claims
 from serq.lang import ast as A
 from serq.lang.diagnostics import Source, fail
 from serq.lang.lexer import EOF, lex
@@ -86,6 +87,8 @@ def _compile(path, source, sets, defs, seed, horizon, warmup, arrivals, trace, v
     prog = linker.link()
     try:
         validate(prog)
+        if prog.version == T.IR_VERSION_CLAIMS:
+            check_claims(prog)
     except ValueError as e:
         raise CompileError(str(e)) from None
     if base_dir is not None:

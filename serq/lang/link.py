@@ -19,6 +19,8 @@ from serq.lang.suggest import closest
 from serq.lang.walk import all_stmts
 from serq.lang.words import (CONTEXT, DISTS, FUNCTIONS, RENAMED_CONTEXT)
 from serq.ir.fold import fold_ir, draws_ir
+from serq.lang.claims_link import AGGREGATES, ITERATION_VARS
+from serq.lang.claims_link import aggregate as claim_aggregate
 
 NAN_HELP = "help: a constant is a number or `inf`; `0/0` and `inf - inf` are not"
 
@@ -113,18 +115,22 @@ class Linker:
         horizon, warmup, seed, arrivals = self.run_settings()
         hidden = self.link_hidden(w)
         gauges = self.link_gauges()
+        from serq.lang.claims_link import link_claims
+        claims = link_claims(self, lerr, _CONTEXT)
         from serq.lang.lint import lint
         lint(self)
         trace = self.opts.get("trace")
         if trace is None and w is not None:
             trace = w.trace
         prog = T.Program(
-            version=10, attrs=tuple(self.attrs), observes=tuple(self.observes),
+            version=T.IR_VERSION_CLAIMS if claims or self.uses_only else T.IR_VERSION,
+            attrs=tuple(self.attrs), observes=tuple(self.observes),
             pools=tuple(pools), stages=tuple(self.stage_ir), arrival=arrival, trace=trace,
             trace_ordered=bool(w and w.ordered), init=0, turn=1, session=2,
             blocks=tuple(tuple(b) for b in self.blocks), horizon=horizon, warmup=warmup,
             seed=seed, arrivals=arrivals, hidden=tuple(hidden),
-            share=p.share[0] if p.share else None, gauges=tuple(gauges))
+            share=p.share[0] if p.share else None, gauges=tuple(gauges),
+            claims=tuple(claims))
         return prog
 
     # -- constants ------------------------------------------------------------------------
@@ -274,7 +280,15 @@ class Linker:
                 if d.memory is not None:
                     pf = self.family(self.pools, d.memory[0], d.memory[1], "pool")
                     mem = self.member_map(fam, pf, "memory")
-                kinds = [T.Step(budget, cost, chunk, serve, m) for m in mem]
+                only = None
+                if d.only is not None:  # extension: `serve only (e)` (IR 11)
+                    self.in_claim = True  # its names are those of an IR-11 program
+                    try:
+                        only = self.expr(d.only)
+                    finally:
+                        self.in_claim = False
+                    self.uses_only = True
+                kinds = [T.Step(budget, cost, chunk, serve, m, only) for m in mem]
             for i in range(fam.count):
                 out.append(T.Stage(d.name, i if fam.array else None, kinds[i]))
         return out
@@ -575,6 +589,8 @@ class Linker:
             return T.Attr(slot)
         if n in self.lets:
             return T.Num(self.lets[n])
+        if self.in_claim and n in ITERATION_VARS:
+            return T.Ctx(ITERATION_VARS[n])
         if n in CONTEXT:
             return T.Ctx(CONTEXT[n])
         if n == "inf":
@@ -616,6 +632,8 @@ class Linker:
             if block is None:
                 lerr(f"`blocksize({a.name})`: pool `{fam.name}` has no `block`", a.pos)
             return T.Num(self.fold(block))
+        if self.in_claim and e.name in AGGREGATES:
+            return claim_aggregate(self, e, lerr)
         spec = FUNCTIONS.get(e.name)
         if spec is None:
             lerr(f"unknown function `{e.name}`", e.pos)
@@ -661,6 +679,8 @@ class Linker:
         return total
 
     agg_terms = 0
+    in_claim = False  # linking a claim: its iteration variables and aggregates are names
+    uses_only = False  # a step stage says `serve only (e)`: the IR is version 11
 
 
 def same_written(a, b) -> bool:

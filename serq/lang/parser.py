@@ -22,7 +22,7 @@ from serq.lang.words import (DISTS, FUNCTION_NAMES, KEYWORDS, LIVE_FUNCTIONS, RE
 MAX_EXPANSION = 100000
 # top-level words that begin their own item even before `pull` (`run`, `share` do not)
 PULL_NOT_AFTER = frozenset(("let", "def", "use", "pool", "stage", "queue", "workload",
-                            "session", "server", "gauge"))
+                            "session", "server", "gauge", "claim"))
 STATEMENT_WORDS = frozenset(("turn", "end", "request", "set", "observe", "hold", "grow",
                              "load", "drop", "release", "run", "branch", "loop", "choose",
                              "mark"))
@@ -78,6 +78,7 @@ class Parsed:
         self.defs = {}
         self.eof = None
         self.hoisted = []  # [(binding name, expr, pos, body stmts)]
+        self.claims = []  # [ClaimD] (extension)
 
 
 class Parser:
@@ -178,7 +179,7 @@ class Parser:
             "pool": self.pool_item, "stage": self.stage_item, "queue": self.queue_item,
             "workload": self.workload_item, "session": self.session_item,
             "server": self.server_item, "share": self.share_item,
-            "gauge": self.gauge_item, "run": self.run_item,
+            "gauge": self.gauge_item, "run": self.run_item, "claim": self.claim_item,
         }.get(w)
         if handler is None:
             fail(f"unexpected `{w}` at top level", t.pos)
@@ -886,7 +887,20 @@ class Parser:
                     fail("`serve` twice: a step stage serves its residents in one way",
                          self.peek().pos)
                 serve_seen = True
+                if self.at_word("only"):  # extension: `serve only (e) [mode]`
+                    self.next()
+                    self.expect("LParen")
+                    d.only = self.expr()
+                    self.expect("RParen")
+                    if self.at("Semi"):
+                        d.serve = None
+                        self.expect("Semi")
+                        continue
                 st = self.peek()
+                if st.is_word("exclusive") and d.only is not None:
+                    fail("`serve only (…) exclusive prefill`: the exclusive rule admits a "
+                         "waiting prefill in place of the decodes it displaces, and what "
+                         "`only` would do to either is a third rule", st.pos)
                 if self.accept_word("admission"):
                     d.serve = None
                 elif st.is_word("decode"):
@@ -900,6 +914,10 @@ class Parser:
                 elif st.is_word("by"):
                     self.next()
                     d.serve = self.key_list()
+                elif d.only is not None:
+                    fail("`serve` takes `admission`, `decode first`, `by (keys)` or `exclusive "
+                         "prefill`, the first three after an optional `only (expr)`; found "
+                         f"{describe(st)}", st.pos)
                 else:
                     bad = st
                     fail("`serve` takes `admission`, `decode first`, `exclusive prefill` or "
@@ -1019,6 +1037,49 @@ class Parser:
         e = self.expr()
         self.expect("Semi")
         self.out.gauges.append(A.GaugeD(nt.val, e, nt.pos))
+
+    def claim_item(self):
+        """``claim NAME [given (g)] : every|some iteration of STAGE (e);`` or ``at end (e);``
+        (extension, formal.md §2.2; the texts of pyserq 0.1.3)."""
+        self.next()
+        nt = self.expect_ident()
+        given = None
+        if self.accept_word("given"):
+            self.expect("LParen")
+            given = self.expr()
+            self.expect("RParen")
+        self.expect("Colon")
+        kt = self.peek()
+        stage = None
+        if kt.is_word("every") or kt.is_word("some"):
+            self.next()
+            kind = "EveryIteration" if kt.val == "every" else "SomeIteration"
+            self.expect_word("iteration")
+            self.expect_word("of")
+            stage = self.ref_plain()
+        elif kt.is_word("at"):
+            self.next()
+            self.expect_word("end")
+            kind = "AtEnd"
+        else:
+            fail("a claim is `every iteration of STAGE (…)`, `some iteration of STAGE (…)` or "
+                 f"`at end (…)`, found {describe(kt)}", kt.pos)
+        self.expect("LParen")
+        e = self.expr()
+        self.expect("RParen")
+        self.expect("Semi")
+        self.out.claims.append(A.ClaimD(nt.val, nt.pos, given, kind, stage, e))
+
+    def ref_plain(self) -> A.Ref:
+        """A stage named by a claim: ``NAME`` or ``NAME[index]``."""
+        t = self.expect_ident()
+        index = bpos = None
+        if self.at("LBracket"):
+            self.next()
+            bpos = self.peek().pos
+            index = self.expr()
+            self.expect("RBracket")
+        return A.Ref(t.val, index, None, t.pos, bpos)
 
     def run_item(self):
         self.next()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json as _json
 import math
 
-__all__ = ["fmt_float", "fmt_int", "fmt_str", "report_json"]
+__all__ = ["fmt_float", "fmt_int", "fmt_str", "report_json", "percentiles_json"]
 
 _INF = math.inf
 
@@ -75,6 +75,13 @@ def _row(row, kinds) -> str:
     return "{" + ",".join(f'"{k}":{_FMT[kind](getattr(row, k))}' for k, kind in kinds) + "}"
 
 
+def _claim(c) -> str:
+    note = "null" if c.note is None else fmt_str(c.note)
+    return (f'{{"name":{fmt_str(c.name)},"kind":{fmt_str(c.kind)},"result":{fmt_str(c.result)},'
+            f'"checked":{fmt_int(c.checked)},"failures":{fmt_int(c.failures)},'
+            f'"first":{fmt_float(c.first)},"note":{note}}}')
+
+
 def report_json(rep) -> str:
     """The compact JSON text of a :class:`serq.report.Report`."""
     head = [
@@ -100,6 +107,23 @@ def report_json(rep) -> str:
         gs.append(f'{fmt_str(name)}:{{"mean":{fmt_float(g.mean)},"ci":{fmt_float(g.ci)},'
                   f'"min":{fmt_float(g.min)},"max":{fmt_float(g.max)}}}')
     parts.append('"gauges":{' + ",".join(gs) + "}")
+    if rep.claims is not None:  # extension (IR 11): after `gauges`, as pyserq 0.1.3
+        parts.append('"claims":[' + ",".join(_claim(c) for c in rep.claims) + "]")
     parts.append('"stages":[' + ",".join(_row(s, _STAGE_KINDS) for s in rep.stages) + "]")
     parts.append('"pools":[' + ",".join(_row(p, _POOL_KINDS) for p in rep.pools) + "]")
     return "{" + ",".join(parts) + "}"
+
+
+def percentiles_json(rep, percentiles) -> str:
+    """``"percentiles":{"NAME":{"p50":...,"p90":...},...}``: the fragment ``serq run --json
+    --percentiles`` appends to the report's JSON as a last key (the v0.1.2 keys stay exactly
+    as they are), numbers written as the report writes them."""
+    from serq.report.metrics import observation_metrics, percentile_name
+    parts = []
+    for name, o in rep.observes.items():
+        m = observation_metrics(o, percentiles)
+        cells = ",".join(f'"{percentile_name(q)}":{fmt_float(m.get(percentile_name(q)))}'
+                         for q in percentiles)
+        parts.append(f"{fmt_str(name)}:{{{cells}}}")
+    return '"percentiles":{' + ",".join(parts) + "}"
+

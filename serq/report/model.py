@@ -279,13 +279,13 @@ class Report:
     """
 
     __slots__ = ("horizon", "end", "warmup", "seed", "events", "arrivals", "ended", "turns",
-                 "mean_live", "observes", "gauges", "stages", "pools")
+                 "mean_live", "observes", "gauges", "stages", "pools", "claims")
 
     serq_version = SERQ_VERSION
 
     def __init__(self, horizon, end, warmup, seed, events, arrivals, ended, turns, mean_live,
                  observes: Iterable[Observe] = (), gauges: Iterable[Gauge] = (),
-                 stages: Iterable[Stage] = (), pools: Iterable[Pool] = ()):
+                 stages: Iterable[Stage] = (), pools: Iterable[Pool] = (), claims=None):
         self.horizon = float(horizon)
         self.end = float(end)
         self.warmup = float(warmup)
@@ -299,6 +299,9 @@ class Report:
         self.gauges = _by_name(gauges, Gauge)
         self.stages = _rows(stages, Stage)
         self.pools = _rows(pools, Pool)
+        # the claims' results (``serq.claims.ClaimResult``), in program order; None for a
+        # program without claims, whose report then has no ``claims`` section (v0.1.2's)
+        self.claims = None if claims is None else list(claims)
 
     # -- look-ups (pyserq's methods) ---------------------------------------------------
 
@@ -383,7 +386,8 @@ class Report:
         return (all(_eq(getattr(self, f), getattr(other, f)) for f in self.__slots__[:9])
                 and list(self.observes.items()) == list(other.observes.items())
                 and list(self.gauges.items()) == list(other.gauges.items())
-                and self.stages == other.stages and self.pools == other.pools)
+                and self.stages == other.stages and self.pools == other.pools
+                and self.claims == other.claims)
 
     __hash__ = None
 
@@ -431,9 +435,13 @@ def _from_doc(cls, doc, samples):
                                        _num(g["max"]))))
     stages = [Stage(**_typed(row, STAGE_FIELDS, _STAGE_INTS)) for row in doc.get("stages", [])]
     pools = [Pool(**_typed(row, POOL_FIELDS, _POOL_INTS)) for row in doc.get("pools", [])]
+    claims = None
+    if "claims" in doc:
+        from serq.report.claims import ClaimResult
+        claims = [ClaimResult(**c) for c in doc["claims"]]
     return cls(_num(doc["horizon"]), end, warmup, doc["seed"], doc["events"], doc["arrivals"],
                doc["ended"], doc["turns"], _num(doc["mean_live"]), observes, gauges, stages,
-               pools)
+               pools, claims)
 
 
 _STAGE_INTS = frozenset({"name", "index", "completed", "iterations"})

@@ -89,8 +89,25 @@ def _label(row) -> str:
     return row.name if row.index is None else f"{row.name}[{row.index}]"
 
 
-def format_text(report, program_name=None) -> str:
-    """The report as text: a run summary, then one table per non-empty section."""
+def _percentile_columns(percentiles):
+    if not percentiles:
+        return ["p99"]
+    from serq.report.metrics import percentile_name
+    return [percentile_name(q) for q in percentiles]
+
+
+def _percentile_cells(o, percentiles):
+    if not percentiles:
+        return [fmt_number(o.p99)]
+    from serq.report.metrics import observation_metrics, percentile_name
+    m = observation_metrics(o, percentiles)
+    return [fmt_number(m.get(percentile_name(q))) for q in percentiles]
+
+
+def format_text(report, program_name=None, percentiles=None) -> str:
+    """The report as text: a run summary, then one table per non-empty section.
+    ``percentiles`` (e.g. ``(50, 90, 99)``) replaces the observations' p99 column with one
+    column per percentile (:func:`serq.report.metrics.percentile`)."""
     r = report
     out = []
     title = f"serq {r.serq_version} run" + (f" of {program_name}" if program_name else "")
@@ -107,9 +124,10 @@ def format_text(report, program_name=None) -> str:
 
     if r.observes:
         rows = []
+        pcols = _percentile_columns(percentiles)
         for name, o in r.observes.items():
-            rows.append([name, o.count, _pm(o.mean, o.ci), fmt_number(o.cv2),
-                         fmt_number(o.p99)])
+            rows.append([name, o.count, _pm(o.mean, o.ci), fmt_number(o.cv2)]
+                        + _percentile_cells(o, percentiles))
             if o.count == 0:
                 notes.append(f"observation {name} recorded nothing after the warm-up")
             elif o.samples and all(x == 0 for x in o.samples):
@@ -120,7 +138,7 @@ def format_text(report, program_name=None) -> str:
             notes.append("no CI below 40 samples: " + ", ".join(short))
         out.append("")
         out += _table("observations",
-                      ["name", "count", "mean ± 95% CI", "cv²", "p99"], rows)
+                      ["name", "count", "mean ± 95% CI", "cv²"] + pcols, rows)
 
     if r.gauges:
         rows = [[name, _pm(g.mean, g.ci), fmt_number(g.min), fmt_number(g.max)]
@@ -128,6 +146,14 @@ def format_text(report, program_name=None) -> str:
         out.append("")
         out += _table("gauges (time average over the measured span)",
                       ["name", "mean ± 95% CI", "min", "max"], rows)
+
+    if r.claims:
+        kinds = {"every_iteration": "every iteration", "some_iteration": "some iteration",
+                 "at_end": "at end"}
+        rows = [[c.name, kinds[c.kind], c.describe()] for c in r.claims]
+        out.append("")
+        out += _table("claims (checked on this run's path only)", ["claim", "kind", "result"],
+                      rows, left=3)
 
     if r.stages:
         rows = [[_label(s), fmt_number(s.mean_number), _pct(s.utilization), s.completed,

@@ -68,8 +68,12 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         self.cur = None  # the session whose expressions are being evaluated
         # context variables of the moments (see exprs.CTX_FIELD)
         for name in ("waited", "size", "age", "last", "queued", "n", "ntok", "ndec", "npre",
-                     "nres", "kvb", "kvp", "attn", "decoding", "admission", "remaining"):
+                     "nres", "kvb", "kvp", "attn", "decoding", "admission", "remaining",
+                     "demand", "served", "arrived"):  # the last three: claims (IR 11)
             setattr(self, "cx_" + name, 0.0)
+        # the observations made before the warm-up, per observation, kept only when an
+        # observer asks for them (``Hooks.early_observations``: the claims' aggregates)
+        self.pre_obs = None
         self.admit_budget = None
         self.hooks = None  # a hooks.HookBus when an observer is attached (serq.run(hooks=))
         # random streams

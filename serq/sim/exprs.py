@@ -28,7 +28,9 @@ CTX_FIELD = {"Now": "S.now", "Waited": "S.cx_waited", "Size": "S.cx_size", "Age"
              "Last": "S.cx_last", "Queued": "S.cx_queued", "N": "S.cx_n", "Ntok": "S.cx_ntok",
              "Ndec": "S.cx_ndec", "Npre": "S.cx_npre", "Nres": "S.cx_nres", "Kvb": "S.cx_kvb",
              "Kvp": "S.cx_kvp", "Attn": "S.cx_attn", "Decoding": "S.cx_decoding",
-             "Admission": "S.cx_admission", "Remaining": "S.cx_remaining"}
+             "Admission": "S.cx_admission", "Remaining": "S.cx_remaining",
+             # a claim over iterations (IR 11), set by the claims observer before it reads
+             "Demand": "S.cx_demand", "Served": "S.cx_served", "Arrived": "S.cx_arrived"}
 CMP = {"Lt": "<", "Le": "<=", "Gt": ">", "Ge": ">=", "Eq": "==", "Ne": "!="}
 ARITH = {"Add": "+", "Sub": "-", "Mul": "*"}
 
@@ -251,6 +253,8 @@ class ExprCompiler:
             return self.gen_sample(e, stream, d)
         if t is T.Call:
             return self.gen_call(e, stream, d)
+        if t is T.Agg:  # a claim `at end` (IR 11): the observer supplies the aggregates
+            return f"S.agg_value({e.kind!r}, {e.obs})"
         raise ValueError(f"unknown expression {e!r}")
 
     def gen_sample(self, e, stream, d):

@@ -30,6 +30,16 @@ need (every method here does nothing), or pass any object with all these methods
   units it lost), ``need`` the room asked for.
 * ``on_end(sim)``: once, after the last event, before the report is built (not on a run
   error).
+* ``on_attach(sim)``: once, when the run is set up, before anything happens (no session yet;
+  ``sim.ex`` compiles expressions of the program's IR for the observer to read).
+* ``on_session(serial, attrs, sim)``: a session started (spawned), after its ``init`` block
+  and any preset attributes (``attrs``, its attribute list, live), before it runs.
+* ``on_batch(stage, chunk, sim)``: an iteration of step stage ``stage`` (index) has formed
+  its batch and read its cost, and is not running yet: ``sim``'s context is the cost's
+  (``sim.cx_ntok`` …; ``busy`` of the stage is 0), ``chunk`` the value planned for it. Called
+  just before ``on_iteration``'s record is made; the claims over iterations read here.
+* An observer whose attribute ``early_observations`` is true gets the observations made
+  before the warm-up kept in ``sim.pre_obs[k]`` (values, in order; the report drops them).
 
 ``sim`` is the live ``serq.sim.engine.Sim``: read it, never change it. Pools are
 ``sim.pools[i]`` (``used``, ``cached``, ``entries``, ``holders``, ``queue``), stages
@@ -71,6 +81,17 @@ class Hooks:
 
     def on_end(self, sim):
         pass
+
+    def on_attach(self, sim):
+        pass
+
+    def on_session(self, serial, attrs, sim):
+        pass
+
+    def on_batch(self, stage, chunk, sim):
+        pass
+
+    early_observations = False
 
 
 class Slice:
@@ -143,6 +164,8 @@ class HookBus:
     def __init__(self, sim, observer):
         self.sim = sim
         self.obs = observer
+        if getattr(observer, "early_observations", False) and sim.p.warmup > 0:
+            sim.pre_obs = [[] for _ in sim.p.observes]
         self.first_work = {}  # job id -> its work when first seen (the start of its slices)
         self.served = {}      # stage index -> tokens of its iterations so far
         self.pre = {}         # stage index -> (budget, chunk, residents) being planned
@@ -272,6 +295,18 @@ class HookBus:
         # in eviction order: the order the pool evicts in is its key order, which the
         # monitors check; here the entries keep the pool's order, LRU for `evict lru`
         self.obs.on_evict(pl.index, need, before, evicted, self.sim)
+
+    def attach(self):
+        if hasattr(self.obs, "on_attach"):
+            self.obs.on_attach(self.sim)
+
+    def session(self, s):
+        if hasattr(self.obs, "on_session"):
+            self.obs.on_session(s.serial, s.attrs, self.sim)
+
+    def batch(self, stage, chunk):
+        if hasattr(self.obs, "on_batch"):
+            self.obs.on_batch(stage.index, chunk, self.sim)
 
     def start(self):
         self.obs.on_start(self.sim)

@@ -38,6 +38,7 @@ def run(program, *, hooks=None):
     if hooks is not None:
         from serq.sim.hooks import HookBus
         sim.hooks = HookBus(sim, hooks)
+        sim.hooks.attach()
     end = sim.run()
     return build_report(sim, end)
 

@@ -165,7 +165,9 @@ class SessionOps:
                       f"        {p}s(v); {p}t(S.now); {p}n(s.serial)",
                       f"        x = a[{self.p.slot_turn}]",
                       f"        {p}u(int(x) if x > 0 and x < 4294967295.0 else "
-                      f"(0 if not x > 0 else 4294967295))"]
+                      f"(0 if not x > 0 else 4294967295))",
+                      "    elif S.pre_obs is not None:",  # Hooks.early_observations
+                      f"        S.pre_obs[{st.index}].append(v)"]
         if type(last) is T.End:
             lines += ["    S.end_session(s)", "    return True"]
         elif self.simple_run(last):  # the run op (compile_run), inline
@@ -205,6 +207,8 @@ class SessionOps:
             a = s.attrs
             for slot, v in init.attrs:
                 a[slot] = v
+        if self.hooks is not None:
+            self.hooks.session(s)
         self.ready.append(s)
         return s
 
@@ -336,6 +340,8 @@ class SessionOps:
                 v = f(s.attrs)
                 if S.warm:
                     rec(k, s, v)
+                elif S.pre_obs is not None:  # Hooks.early_observations
+                    S.pre_obs[k].append(v)
             return op
         if t is T.End:
             def op(s):

@@ -36,6 +36,8 @@ class StepStage(Stage):
         self.exclusive = type(k.serve) is T.ServeExclusivePrefill
         keys = k.serve.keys if type(k.serve) is T.ServeBy else ()
         self.serve_keys = [ex.function(e) for e in keys] or None
+        # `serve only (e)` (extension, IR 11): the residents an iteration may serve
+        self.only_fn = ex.function(k.only) if k.only is not None else None
         self.residents = []
         self.rver = 0  # bumped at every insertion into or removal from ``residents``
         self.mark = 0  # the mark of the iteration being planned (``Job.mark``: served)
@@ -272,6 +274,7 @@ class StepStage(Stage):
         totals, budget, chunk = self.plan()
         if sim.hooks is not None:
             sim.hooks.iter_begin(self, budget, chunk)
+        only = self.only_filter(totals) if self.only_fn is not None else None
         left = budget
         assign = []
         served = set()
@@ -283,7 +286,7 @@ class StepStage(Stage):
             order = self.order(totals)
             j = None
             for x in order:
-                if x.id not in served:
+                if x.id not in served and (only is None or only(x)):
                     j = x
                     break
             if j is None:
@@ -339,7 +342,7 @@ class StepStage(Stage):
         preempted = sim.total_preemptions() > pre0
         if not assign and not preempted:
             return
-        self.launch(assign, attn, self.assignment_totals(assign))
+        self.launch(assign, attn, self.assignment_totals(assign), chunk)
 
     def assignment_totals(self, assign):
         """``tokens, decodes, prefill tokens, kv_decode, kv_prefill`` of the final assignment;
@@ -371,7 +374,30 @@ class StepStage(Stage):
                 kvp += h
         return ntok, dec, npre, kvb, kvp
 
-    def launch(self, assign, attn, sums):
+    def only_filter(self, totals):
+        """``serve only (e)``: whether the iteration may serve a resident, ``e`` read once
+        per resident and iteration with the pre-iteration totals and the resident's own
+        ``decoding``/``admission``/``remaining`` (as a serve key; docs/claims.md)."""
+        sim = self.sim
+        f = self.only_fn
+        seen = {}
+
+        def allowed(j):
+            v = seen.get(j.id)
+            if v is None:
+                prev = sim.cur
+                self.set_totals(totals)
+                o = j.owner
+                sim.cx_decoding = 1.0 if j.decode else 0.0
+                sim.cx_admission = o.adm_seq if o is not None else U64_MAX
+                sim.cx_remaining = j.work
+                sim.cur = o
+                v = seen[j.id] = f(o.attrs if o is not None else self.na) != 0.0
+                sim.cur = prev
+            return v
+        return allowed
+
+    def launch(self, assign, attn, sums, chunk=0.0):
         """Evaluate the iteration's cost and schedule its end."""
         sim = self.sim
         ntok, dec, npre, kvb, kvp = sums
@@ -397,6 +423,8 @@ class StepStage(Stage):
             else:
                 self.zero_time = sim.now
                 self.zero_count = 1
+        if sim.hooks is not None:  # the batch formed, not running yet: the claims read here
+            sim.hooks.batch(self, chunk)
         self.epoch += 1
         self.running = (self.epoch, assign)
         self.iterations += 1
@@ -424,9 +452,12 @@ class StepStage(Stage):
         of them (they are the ones before it in the list); when it is cut short, they are
         marked (``Job.mark``), and so is each job a later pass serves."""
         sim = self.sim
-        totals, budget, chunk = self.plan(totals=False)
+        only = self.only_fn
+        totals, budget, chunk = self.plan(totals=only is not None)
         if sim.hooks is not None:
             sim.hooks.iter_begin(self, budget, chunk)
+        if only is not None:
+            only = self.only_filter(totals)
         left = budget
         assign = []
         self.mark += 1
@@ -452,6 +483,8 @@ class StepStage(Stage):
                     if j.mark == mark:
                         continue
                     j.mark = mark
+                if only is not None and not only(j):
+                    continue
                 dge = j.dge
                 if dge is not None and left >= 1.0 and j.work >= 1.0:
                     # the common decode: one token, no growth needed; what the general
@@ -554,7 +587,7 @@ class StepStage(Stage):
             sums = self.assignment_totals(assign)
         else:
             sums = (ntok, dec, npre, kvb, kvp)
-        self.launch(assign, attn, sums)
+        self.launch(assign, attn, sums, chunk)
 
     def growing_entry(self, o, g):
         """The hold and entry a ``growing`` job advances (fixed while the job is resident)."""
