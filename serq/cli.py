@@ -58,6 +58,12 @@ def _u64(value: str) -> int:
     return n
 
 
+def _directory(value: str) -> str:
+    if not value:
+        raise argparse.ArgumentTypeError("expected a directory, got an empty name")
+    return value
+
+
 def _count(value: str) -> int:
     try:
         n = int(value, 10)
@@ -91,8 +97,23 @@ class _Version(argparse.Action):
         super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
 
     def __call__(self, parser, namespace, values, option_string=None):
-        print(_version())
+        try:
+            _out(_version() + "\n")
+        except ValueError as e:  # a write error
+            _err(f"{e}\n")
+            parser.exit(EXIT_INPUT)
         parser.exit(EXIT_OK)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with what it prints on stdout (``--help``) written by the checked writer:
+    argparse itself drops a write error silently (help lost, status 0)."""
+
+    def _print_message(self, message, file=None):
+        if message and (file is None or file is sys.stdout):
+            _out(message)
+        else:
+            super()._print_message(message, file)
 
 
 def _add_program_options(p: argparse.ArgumentParser, run_settings: bool) -> None:
@@ -116,7 +137,7 @@ def _add_program_options(p: argparse.ArgumentParser, run_settings: bool) -> None
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG,
         description="serQ: compile and inspect serving specifications (.sq programs and "
                     "their JSON IR).",
@@ -150,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     out = run.add_argument_group("output")
     out.add_argument("--json", action="store_true",
                      help="print the report as JSON (Report.json()) instead of text")
-    out.add_argument("--dump", metavar="DIR",
+    out.add_argument("--dump", metavar="DIR", type=_directory,
                      help="also write every observation's records to DIR/NAME.csv "
                           "(time,session,turn,value); DIR is created if needed")
     from serq.cli_report import add_output_options
@@ -206,22 +227,15 @@ def _run_settings(args) -> dict:
 
 def _read_text(path: str) -> str:
     """The text of an IR file; errors are worded like the compiler's for a program file."""
+    from serq.files import os_error_text, read_bytes
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = read_bytes(path)
     except OSError as e:
-        raise _ReadError(path, e) from None
+        raise ValueError(f"cannot read {path}: {os_error_text(e)}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise ValueError(f"cannot read {path}: stream did not contain valid UTF-8") from None
-
-
-class _ReadError(ValueError):
-    def __init__(self, path, err: OSError):
-        reason = err.strerror or str(err)
-        code = f" (os error {err.errno})" if err.errno is not None else ""
-        super().__init__(f"cannot read {path}: {reason}{code}")
 
 
 def load(args):
@@ -275,12 +289,11 @@ def cmd_ir(args) -> int:
 
 def cmd_run(args) -> int:
     import serq
-    if args.dump is not None and os.path.exists(args.dump) and not os.path.isdir(args.dump):
-        # refuse before the run, not after it
-        raise ValueError(f"cannot write to {args.dump}: it exists and is not a directory")
     from serq.cli_report import check_output_options, render_report
     check_output_options(args)
     program = load(args)
+    if args.dump is not None:
+        _prepare_dump(args.dump)  # before the run: nothing computed is lost
     _timed_trace_note(program)
     with _Progress(sys.stderr):
         report = serq.run(program)
@@ -321,13 +334,31 @@ def _member(row) -> str:
     return row.name if row.index is None else f"{row.name}[{row.index}]"
 
 
+def _prepare_dump(directory: str) -> None:
+    """Make sure the ``--dump`` directory exists and takes files, before the run: create it
+    as needed, then create and remove a file in it (the one test that works whoever runs
+    serq, root included, and whatever the file system)."""
+    import tempfile
+    from serq.files import os_error_text
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise ValueError(f"cannot write to {directory}: it exists and is not a directory")
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=directory, prefix=".serq-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise ValueError(f"cannot write to {directory}: {os_error_text(e)}") from None
+
+
 def _dump(report, directory: str) -> None:
     from serq.report import dump_csv
     try:
         paths = list(dump_csv(report, directory))
     except OSError as e:
+        from serq.files import os_error_text
         raise ValueError(f"cannot write to {e.filename or directory}: "
-                         f"{e.strerror or e}") from None
+                         f"{os_error_text(e)}") from None
     if paths:
         names = ", ".join(os.path.basename(os.fspath(p)) for p in paths)
         _err(f"{PROG}: wrote {_plural(len(paths), 'CSV file')} to {directory}: {names}\n")
@@ -400,24 +431,24 @@ class _Progress:
 
 
 def _out(text: str) -> None:
-    """Write ``text`` to stdout as UTF-8 bytes, whatever the locale (the IR is exact bytes)."""
-    stream = sys.stdout
-    buf = getattr(stream, "buffer", None)
-    if buf is None:
-        stream.write(text)
-    else:
-        stream.flush()
-        buf.write(text.encode("utf-8"))
-    stream.flush()
+    """Write ``text`` to stdout, every byte or a named write error (``serq.output``)."""
+    from serq.output import write_stdout
+    write_stdout(text)
 
 
 def _err(text: str) -> None:
+    """A message on stderr; when stderr itself cannot take it there is nowhere to say so."""
+    stream = sys.stderr
+    if stream is None:
+        return
     try:
-        sys.stderr.write(text)
-        sys.stderr.flush()
-    except UnicodeEncodeError:
-        sys.stderr.write(text.encode("ascii", "backslashreplace").decode("ascii"))
-        sys.stderr.flush()
+        try:
+            stream.write(text)
+        except UnicodeEncodeError:
+            stream.write(text.encode("ascii", "backslashreplace").decode("ascii"))
+        stream.flush()
+    except (OSError, ValueError):
+        pass
 
 
 def _note(text: str) -> None:
@@ -430,7 +461,14 @@ def _debug() -> bool:
 
 def main(argv=None) -> int:
     parser = build_parser()
-    args, extra = parser.parse_known_args(argv)  # exits with status 2 on usage errors
+    try:
+        args, extra = parser.parse_known_args(argv)  # exits with status 2 on usage errors
+    except ValueError as e:  # --help could not be written (serq.output.WriteError)
+        _err(f"{e}\n")
+        return EXIT_INPUT
+    except BrokenPipeError:  # `serq --help | head -1`
+        _silence_stdout()
+        return EXIT_OK
     if extra:  # reported by the command's parser, with the command's usage line
         args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
@@ -449,7 +487,9 @@ def main(argv=None) -> int:
             return EXIT_OK
         if _debug():
             raise
-        _err(str(_ReadError(e.filename or args.file, e)) + "\n")
+        from serq.files import os_error_text
+        where = f"{e.filename}: " if e.filename else ""
+        _err(f"{PROG}: {where}{os_error_text(e)}\n")
         return EXIT_INPUT
     except KeyboardInterrupt:
         if _debug():

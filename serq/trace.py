@@ -12,11 +12,13 @@ refused there, and every file it accepts (no 7-field row) reads here exactly as 
 """
 from __future__ import annotations
 
+import io
 import math
 import os
 import re
 
 from serq.errors import IRError
+from serq.files import open_regular, os_error_text, read_bytes
 
 __all__ = ["read_trace", "load_trace", "has_times", "Trace", "TIMED_HEADER", "parse_f64"]
 
@@ -80,7 +82,7 @@ def has_times(path) -> bool:
     read (the run reports that)."""
     header = False
     try:
-        with open(os.fspath(path), "r", encoding="utf-8") as f:
+        with io.TextIOWrapper(open_regular(os.fspath(path)), encoding="utf-8") as f:
             for raw in f:
                 line = raw.strip(_WHITESPACE)
                 if not line or line.startswith("#"):
@@ -101,12 +103,9 @@ def load_trace(path) -> Trace:
     if not isinstance(p, str):
         raise TypeError(f"argument 'path': {type(p).__name__!r} object cannot be converted to 'PyString'")
     try:
-        with open(p, "rb") as f:
-            data = f.read()
+        data = read_bytes(p)
     except OSError as e:
-        reason = e.strerror or str(e)
-        code = f" (os error {e.errno})" if e.errno is not None else ""
-        raise IRError(f"cannot read trace {p}: {reason}{code}") from None
+        raise IRError(f"cannot read trace {p}: {os_error_text(e)}") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

@@ -250,8 +250,9 @@ def test_non_ascii_output_whatever_the_locale(tmp_path):
 
 
 def test_console_script_is_declared():
+    # serq.entry: Ctrl-C handled before the command line's imports (tests/test_cli_io.py)
     text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    assert 'serq = "serq.cli:main"' in text
+    assert 'serq = "serq.entry:main"' in text
 
 
 # ---------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import os
 import re
 
 from serq.deep import deep
+from serq.files import os_error_text, read_bytes
 from serq.errors import CompileError
 from serq.ir import types as T
 from serq.ir.validate import validate
@@ -51,12 +52,11 @@ def _compile(path, source, sets, defs, seed, horizon, warmup, arrivals, trace, v
     if path is not None:
         path = os.fspath(path)
         try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
+            text = read_bytes(path).decode("utf-8")
         except OSError as e:
-            raise CompileError(f"cannot read `{path}`: {e.strerror or e}") from None
+            raise CompileError(f"cannot read {path}: {os_error_text(e)}") from None
         except UnicodeDecodeError:
-            raise CompileError(f"cannot read `{path}`: the file is not UTF-8 text") from None
+            raise CompileError(f"cannot read {path}: stream did not contain valid UTF-8") from None
         base_dir = os.path.dirname(path)
     else:
         text = source

@@ -13,6 +13,7 @@ import os
 
 from serq.lang import ast as A
 from serq.errors import CompileError
+from serq.files import os_error_text, read_bytes
 from serq.lang.diagnostics import Pos, Source, fail
 from serq.lang.fold import FoldError, fold_const
 from serq.lang.lexer import EOF, IDENT, NUM, STR, Token, describe, lex, show_f64
@@ -393,8 +394,7 @@ class Parser:
             real = os.path.realpath(shown)
             if real in self.used_files:
                 return
-            with open(shown, encoding="utf-8") as f:
-                text = f.read()
+            text = read_bytes(shown).decode("utf-8")
         except OSError as e:
             fail(f"cannot read `{path}`: {os_error_text(e)}", ut.pos)
         except UnicodeDecodeError:
@@ -1350,8 +1350,3 @@ def calls(body, name):
     """Whether def body tokens use `name` as the reference sees a use: `name (`."""
     return any(t.kind == IDENT and t.val == name and body[k + 1].kind == "LParen"
                for k, t in enumerate(body[:-1]))
-
-
-def os_error_text(e: OSError) -> str:
-    msg = e.strerror or str(e)
-    return f"{msg} (os error {e.errno})" if e.errno is not None else msg

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import os
 import pathlib
+import tempfile
 
 __all__ = ["dump_csv"]
 
@@ -64,5 +65,25 @@ def dump_csv(report, directory, *, gauges=False):
 
 
 def _write(path, lines):
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        f.write("\n".join(lines) + "\n")
+    """Write a new file beside ``path`` and rename it over ``path``: an existing ``path`` —
+    a symbolic link included — is replaced, never written through (a link to another file
+    must not have that file overwritten), and a reader never sees a half-written file."""
+    path = pathlib.Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            os.fchmod(f.fileno(), 0o666 & ~_umask())  # as open() would make it, not 0600
+            f.write("\n".join(lines) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
