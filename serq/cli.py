@@ -174,6 +174,10 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--dump", metavar="DIR", type=_directory,
                      help="also write every observation's records to DIR/NAME.csv "
                           "(time,session,turn,value); DIR is created if needed")
+    out.add_argument("--plan", metavar="PLAN",
+                     help="also write the first step stage's per-iteration plan (slices and "
+                          "pool events) to PLAN as JSON Lines, for `serq numerics check` "
+                          "(docs/numerics.md)")
     from serq.cli_report import add_output_options
     add_output_options(out)
     run.set_defaults(func=cmd_run, parser=run)
@@ -184,8 +188,12 @@ def build_parser() -> argparse.ArgumentParser:
     trace_import.set_defaults(func=cmd_trace_import, parser=trace_import)
     from serq.cli_sweep import add_commands as add_sweep_commands
     add_sweep_commands(sub)
+    from serq.cli_verify import add_command as add_verify_command
+    add_verify_command(sub)
     from serq.cli_plot import add_command as add_plot_command
     add_plot_command(sub)
+    from serq.cli_numerics import add_parsers as add_numerics
+    add_numerics(sub, _count)
     from serq.cli_draw import add_parser as add_draw
     draw = add_draw(sub, _assignment)
     draw.set_defaults(func=cmd_draw, parser=draw)
@@ -295,8 +303,8 @@ def cmd_run(args) -> int:
     if args.dump is not None:
         _prepare_dump(args.dump)  # before the run: nothing computed is lost
     _timed_trace_note(program)
-    with _Progress(sys.stderr):
-        report = serq.run(program)
+    with _Progress(sys.stderr), _plan_recorder(args, program) as hooks:
+        report = serq.run(program) if hooks is None else serq.run(program, hooks=hooks)
     _out(render_report(args, report))
     if args.dump is not None:
         _dump(report, args.dump)
@@ -314,6 +322,35 @@ def cmd_run(args) -> int:
 def cmd_draw(args) -> int:
     from serq.cli_draw import cmd_draw as run_draw
     return run_draw(args, _out, _err)
+
+
+class _plan_recorder:
+    """``--plan PLAN``: the hooks observer writing the plan (None without the option); the
+    file is checked (a step stage, a writable path) before the run starts."""
+    def __init__(self, args, program):
+        self.file = None
+        self.hooks = None
+        path = getattr(args, "plan", None)
+        if path is None:
+            return
+        from serq.numerics.export import PlanRecorder
+        try:
+            self.file = open(path, "w")
+        except OSError as e:
+            raise ValueError(f"cannot write the plan to {path}: {e.strerror or e}") from None
+        try:
+            self.hooks = PlanRecorder(program, self.file, args.file)
+        except ValueError:
+            self.file.close()
+            os.remove(path)
+            raise
+
+    def __enter__(self):
+        return self.hooks
+
+    def __exit__(self, *exc):
+        if self.file is not None:
+            self.file.close()
 
 
 def cmd_trace_import(args) -> int:

@@ -14,6 +14,7 @@ EXTRAS = {
     "plot": ("matplotlib",),
     "dask": ("dask.distributed",),
     "ray": ("ray",),
+    "verify": ("z3", "hypothesis"),
     "draw": ("cairosvg",),
 }
 

@@ -4,19 +4,10 @@ from __future__ import annotations
 from serq.ir import arith
 from serq.ir import types as T
 
-_UN = {"Neg": lambda a: -a, "Not": lambda a: 1.0 if a == 0.0 else 0.0}
-_BIN = {
-    "Add": arith.add, "Sub": arith.sub, "Mul": arith.mul, "Div": arith.div,
-    "Pow": arith.powf,
-    "Lt": lambda a, b: 1.0 if a < b else 0.0, "Le": lambda a, b: 1.0 if a <= b else 0.0,
-    "Gt": lambda a, b: 1.0 if a > b else 0.0, "Ge": lambda a, b: 1.0 if a >= b else 0.0,
-    "Eq": lambda a, b: 1.0 if a == b else 0.0, "Ne": lambda a, b: 1.0 if a != b else 0.0,
-    "And": lambda a, b: 1.0 if (a != 0.0 and b != 0.0) else 0.0,
-    "Or": lambda a, b: 1.0 if (a != 0.0 or b != 0.0) else 0.0,
-}
-_F1 = {"Abs": abs, "Floor": arith.floor, "Ceil": arith.ceil, "Sqrt": arith.sqrt,
-       "Exp": arith.exp, "Ln": arith.ln}
-_F2 = {"Min": arith.fmin, "Max": arith.fmax, "Pow": arith.powf}
+_UN = arith.UNARY
+_BIN = arith.BINARY
+_F1 = arith.FUNCTIONS1
+_F2 = arith.FUNCTIONS2
 
 
 def fold_ir(e):

@@ -6,6 +6,7 @@ explicit stack: the compiler writes aggregates out as deeply nested trees.
 """
 from __future__ import annotations
 
+import json
 import math
 
 from serq.errors import IRError
@@ -117,9 +118,91 @@ def uses_extension(p: T.Program) -> bool:
                                  for s in p.stages)
 
 
-def validate(program: T.Program) -> None:
-    """Raise ``IRError`` with the reference's message for the first check that fails."""
-    _Validator(program).run()
+def validate(program: T.Program, for_run: bool = False) -> None:
+    """Raise ``IRError`` with the reference's message for the first check that fails.
+
+    With ``for_run`` (the interpreter's entry), also refuse what the reference's checks let
+    through by wrapping its ``usize`` sums and then panics on at run time: a pool or stage
+    reference ``base..base+count`` past the 64-bit range."""
+    if for_run:
+        check_fields(program)
+    _Validator(program, for_run).run()
+
+
+_U64_FIELDS = ("version", "init", "turn", "session", "seed") + SLOT_FIELDS
+_SEQUENCE_FIELDS = ("attrs", "observes", "pools", "stages", "blocks", "hidden", "gauges",
+                    "claims")
+U64_MAX = (1 << 64) - 1
+_ARRIVALS = (T.Poisson, T.Renewal, T.Closed, T.Batch, T.Sessions, T.NoArrival)
+
+
+def _kind(v) -> str:
+    """A Python value as serde names what it found (``invalid type: string "x"``)."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return f"boolean `{str(v).lower()}`"
+    if isinstance(v, int):
+        return f"integer `{v}`"
+    if isinstance(v, float):
+        return f"floating point `{v!r}`"
+    if isinstance(v, str):
+        return f"string {json.dumps(v, ensure_ascii=False)}"
+    return type(v).__name__
+
+
+def check_fields(p: T.Program) -> None:
+    """The scalar fields' types and ranges, which ``Program.from_json`` checks while it
+    reads and a ``Program`` edited in Python (``dataclasses.replace``) skips: ``TypeError``
+    for a wrong type, ``ValueError`` (``IRError``) for a value out of range, with the
+    loader's words."""
+    def bad_type(name, v, expected):
+        raise TypeError(f"Program.{name}: invalid type: {_kind(v)}, expected {expected}")
+
+    for name in _U64_FIELDS:
+        v = getattr(p, name)
+        if type(v) is not int:
+            bad_type(name, v, "u64")
+        if not 0 <= v <= U64_MAX:
+            raise IRError(f"Program.{name}: invalid value: {_kind(v)}, expected u64")
+    if p.arrivals is not None:
+        if type(p.arrivals) is not int:
+            bad_type("arrivals", p.arrivals, "u64")
+        if not 0 <= p.arrivals <= U64_MAX:
+            raise IRError(f"Program.arrivals: invalid value: {_kind(p.arrivals)}, "
+                          f"expected u64")
+    for name in ("horizon", "warmup"):
+        v = getattr(p, name)
+        if type(v) is not float and type(v) is not int:
+            bad_type(name, v, "f64")
+    for name in ("trace", "share"):
+        v = getattr(p, name)
+        if v is not None and type(v) is not str:
+            bad_type(name, v, "a string")
+    if type(p.trace_ordered) is not bool:
+        bad_type("trace_ordered", p.trace_ordered, "a boolean")
+    if type(p.arrival) not in _ARRIVALS:
+        bad_type("arrival", p.arrival, "an arrival (Poisson, Renewal, Closed, Batch, Sessions "
+                                       "or NoArrival)")
+    a = p.arrival
+    if type(a) is T.Poisson:
+        if type(a.rate) is not float and type(a.rate) is not int:
+            bad_type("arrival", a.rate, "f64 (the Poisson rate)")
+        if a.rate != a.rate:
+            raise IRError("Program.arrival: the Poisson rate is NaN")
+    elif type(a) is T.Batch or type(a) is T.Closed:
+        if type(a.n) is not int:
+            bad_type("arrival", a.n, "u64 (the number of sessions)")
+        if not 0 <= a.n <= U64_MAX:
+            raise IRError(f"Program.arrival: invalid value: {_kind(a.n)}, expected u64")
+    for name in _SEQUENCE_FIELDS:
+        v = getattr(p, name)
+        if not isinstance(v, (tuple, list)):
+            bad_type(name, v, "a sequence")
+    for name in ("attrs", "observes"):
+        for v in getattr(p, name):
+            if type(v) is not str:
+                bad_type(name, v, "a string")
 
 
 def _role(p: T.Program, block: int) -> str:
@@ -180,8 +263,9 @@ def is_pure(e) -> bool:
 
 
 class _Validator:
-    def __init__(self, p: T.Program):
+    def __init__(self, p: T.Program, for_run: bool = False):
         self.p = p
+        self.for_run = for_run
         self.nattrs = len(p.attrs)
         self.npools = len(p.pools)
         self.nstages = len(p.stages)
@@ -251,6 +335,10 @@ class _Validator:
         end = (r.base + r.count) & _USIZE  # the reference's usize sum wraps
         if r.count == 0 or end > n:
             raise _Invalid(f"{what} reference {r.base}..{end} out of range")
+        if self.for_run and r.base + r.count > n:
+            raise _Invalid(f"{what} reference {r.base}..{r.base + r.count} out of range "
+                           f"(there are {n}; the reference's check wraps the sum to {end} "
+                           f"and lets it through, then panics when the run reads it)")
         ix = r.index
         if ix is None:
             return

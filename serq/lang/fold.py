@@ -19,19 +19,11 @@ class FoldError(Exception):
         self.extra = extra
 
 
-UNARY = {"Neg": lambda a: -a, "Not": lambda a: 1.0 if a == 0.0 else 0.0}
-BINARY = {
-    "Add": arith.add, "Sub": arith.sub, "Mul": arith.mul, "Div": arith.div,
-    "Pow": arith.powf,
-    "Lt": lambda a, b: 1.0 if a < b else 0.0, "Le": lambda a, b: 1.0 if a <= b else 0.0,
-    "Gt": lambda a, b: 1.0 if a > b else 0.0, "Ge": lambda a, b: 1.0 if a >= b else 0.0,
-    "Eq": lambda a, b: 1.0 if a == b else 0.0, "Ne": lambda a, b: 1.0 if a != b else 0.0,
-    "And": lambda a, b: 1.0 if (a != 0.0 and b != 0.0) else 0.0,
-    "Or": lambda a, b: 1.0 if (a != 0.0 or b != 0.0) else 0.0,
-}
-FUNS1 = {"abs": abs, "floor": arith.floor, "ceil": arith.ceil, "sqrt": arith.sqrt,
-         "exp": arith.exp, "ln": arith.ln}
-FUNS2 = {"min": arith.fmin, "max": arith.fmax, "pow": arith.powf}
+# the arithmetic itself is serq.ir.arith's (one implementation, the interpreter's too)
+UNARY = arith.UNARY
+BINARY = arith.BINARY
+FUNS1 = {name.lower(): f for name, f in arith.FUNCTIONS1.items()}
+FUNS2 = {name.lower(): f for name, f in arith.FUNCTIONS2.items()}
 
 
 def fold_const(e, lookup, env=None):
@@ -84,7 +76,7 @@ def fold_const(e, lookup, env=None):
             if total is None:
                 total = v
             elif e.kind == "sum":
-                total = total + v
+                total = arith.add(total, v)
             elif e.kind == "max":
                 total = arith.fmax(total, v)
             else:

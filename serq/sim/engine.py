@@ -37,6 +37,9 @@ M64 = (1 << 64) - 1
 # Guards where the reference hangs: that many events at one instant, or that many passes
 # of one loop body at one instant, mean the clock can never move again.
 INSTANT_EVENT_LIMIT = 1_000_000
+# Sessions spawned at one instant (`batch(n)`, `closed(n)`, `poisson(inf)` with an arrivals
+# limit): each takes about a kilobyte, so more than this cannot be held in memory.
+SESSIONS_AT_ONCE = 100_000_000
 
 
 class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
@@ -161,20 +164,45 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         if self.replay is not None:
             self.schedule(self.replay[0], EV_ARRIVE)
         elif t is T.Poisson:
-            if arr.rate == math.inf:
-                self.fail("run: `arrive poisson(inf)` starts infinitely many sessions at time "
-                          "0, so the clock can never move; give the arrival rate a finite "
-                          "value")
+            self.check_poisson(arr.rate)
             self.schedule(0.0, EV_ARRIVE)
         elif t is T.Renewal:
             self.schedule(self.renewal_gap(), EV_ARRIVE)
         elif t is T.Batch or t is T.Closed:
+            self.check_sessions_at_once(arr.n, f"arrive {t.__name__.lower()}({arr.n})")
             for _ in range(arr.n):
                 self.spawn()
         elif t is T.Sessions:
             for si in arr.sessions:
                 self.spawn(si)
         self.settle()
+
+    def check_poisson(self, rate):
+        """Refuse the Poisson rates with which the reference never ends (interpreter.md §3.2).
+
+        A gap is ``-ln(1 - u) / rate``: an infinite rate puts every arrival at time 0, a
+        negative one (-0 included) moves the clock backwards. An arrivals limit bounds both
+        (the reference then runs them, and so does serq); without one they never end."""
+        limit = self.limit
+        if rate == math.inf or rate == -math.inf:
+            if limit is None:
+                self.fail(f"run: `arrive poisson({show(rate)})` starts infinitely many "
+                          f"sessions at time 0, so the clock can never move; give the arrival "
+                          f"rate a finite value (or set an arrivals limit)")
+            self.check_sessions_at_once(limit, f"arrive poisson({show(rate)})` with "
+                                               f"`arrivals {limit}")
+        elif not math.copysign(1.0, rate) > 0 and limit is None:
+            self.fail(f"run: `arrive poisson({show(rate)})`: a negative arrival rate gives "
+                      f"negative gaps, so the clock runs backwards and the run never ends; "
+                      f"give the arrival rate a positive value (or set an arrivals limit)")
+
+    def check_sessions_at_once(self, n, what):
+        """The reference spawns ``n`` sessions at one instant however many; past
+        ``SESSIONS_AT_ONCE`` that cannot fit in memory (nor end), so serq refuses it first."""
+        if n > SESSIONS_AT_ONCE:
+            self.fail(f"run: `{what}` starts {n} sessions at time 0; serq refuses more than "
+                      f"{SESSIONS_AT_ONCE} sessions at one instant (they would not fit in "
+                      f"memory)")
 
     # -- trace replay (serq extension: a trace with arrival times, docs/traces.md) -------
     def init_replay(self, times):
@@ -244,9 +272,9 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
             hooks.end()
         return self.now
 
-    def instant_fail(self):
+    def instant_fail(self, count=INSTANT_EVENT_LIMIT):
         self.fail(f"run: the clock cannot move past {show(self.now)}: "
-                  f"{INSTANT_EVENT_LIMIT} events happened at that instant (a "
+                  f"{count} events happened at that instant (a "
                   f"loop of events that takes no time, such as a step stage of "
                   f"cost 0 whose hold preempts itself)")
 
@@ -433,6 +461,8 @@ def loop():
     popleft = ready.popleft
     execute = S.execute
     same_instant = 0
+    # every arrival of a limited run may come at one instant (`poisson(inf)`)
+    instant_limit = INSTANT_EVENT_LIMIT + (limit if limited else 0)
     now = S.now
     events = S.events
     L = NS["L"]
@@ -452,8 +482,8 @@ def loop():
                 same_instant = 0
             else:
                 same_instant += 1
-                if same_instant > INSTANT_EVENT_LIMIT:
-                    S.instant_fail()
+                if same_instant > instant_limit:
+                    S.instant_fail(instant_limit)
             S.now = now = t
             events += 1
 {hook_before}

@@ -2,9 +2,10 @@
 
 Each expression becomes one generated function ``f(a)`` (``a``: the attribute list of the
 session, entry snapshot or ``None`` it is read for), so the event loop never walks IR nodes.
-The arithmetic is IEEE double throughout, with the reference's (Rust's) answers where
-Python's differ: division by zero, ``powf``, ``ln``/``sqrt`` of negatives, ``f64::min``/``max``
-ignoring NaN, ``floor``/``ceil`` keeping the sign of zero.
+The arithmetic is ``serq.ir.arith`` (the reference's f64 answers where Python's differ: division
+by zero, ``powf``, ``ln``/``sqrt`` of negatives, NaN signs, ``f64::min``/``max`` ignoring NaN,
+``floor``/``ceil`` keeping the sign of zero): its functions are called, and its inline
+templates written out for ``+ - *``.
 
 Context variables are read from attributes of the simulator ``S`` (``S.now``, ``S.cx_waited``
 …), which each moment sets before it evaluates. A draw names its random stream at compile
@@ -14,15 +15,12 @@ from __future__ import annotations
 
 import math
 
+from serq.ir import arith
 from serq.ir import types as T
 from serq.sim import rng as R
 
 INF = math.inf
 NAN = math.nan
-# The NaN x86 arithmetic makes (0/0, sqrt(-1), a negative base to a fractional power) has its
-# sign bit set; it sorts first under IEEE's total order (p99, serve and queue keys), so the
-# sign matters. The reference's ln of a negative number gives the positive NaN.
-NEG_NAN = -math.nan
 
 CTX_FIELD = {"Now": "S.now", "Waited": "S.cx_waited", "Size": "S.cx_size", "Age": "S.cx_age",
              "Last": "S.cx_last", "Queued": "S.cx_queued", "N": "S.cx_n", "Ntok": "S.cx_ntok",
@@ -32,110 +30,12 @@ CTX_FIELD = {"Now": "S.now", "Waited": "S.cx_waited", "Size": "S.cx_size", "Age"
              # a claim over iterations (IR 11), set by the claims observer before it reads
              "Demand": "S.cx_demand", "Served": "S.cx_served", "Arrived": "S.cx_arrived"}
 CMP = {"Lt": "<", "Le": "<=", "Gt": ">", "Ge": ">=", "Eq": "==", "Ne": "!="}
-ARITH = {"Add": "+", "Sub": "-", "Mul": "*"}
 
-# -- IEEE helpers with Rust's answers ----------------------------------------------------
-
-
-def f_div(x, y):
-    try:
-        return x / y
-    except ZeroDivisionError:
-        if x != x:
-            return x
-        if x == 0:
-            return NEG_NAN
-        neg = (x < 0) != (math.copysign(1.0, y) < 0)
-        return -INF if neg else INF
-
-
-def f_pow(x, y):
-    if x != x:
-        # the reference's pow of a NaN base: 1 for a zero exponent, the NaN without its sign
-        # bit for an odd integer exponent, the NaN itself otherwise (probed on pyserq 0.1.2)
-        if y == 0:
-            return 1.0
-        if y == y and y not in (INF, -INF) and y == math.floor(y) and abs(y) < 9007199254740992.0 \
-                and int(y) % 2 == 1:
-            return abs(x)
-        return x
-    try:
-        r = math.pow(x, y)
-    except OverflowError:
-        # |result| too large: the sign is negative only for a negative base and odd integer y
-        if x < 0 and y == int(y) and int(y) % 2 == 1:
-            return -INF
-        return INF
-    except ValueError:
-        if x == 0:  # 0 to a negative power: +-inf (sign of zero kept for odd integers)
-            if y == int(y) and int(y) % 2 == 1 and math.copysign(1.0, x) < 0:
-                return -INF
-            return INF
-        return NEG_NAN
-    return r
-
-
-def f_min(x, y):
-    # Rust f64::min: a NaN operand is ignored; of two equal operands (-0 and +0) the second
-    if x != x:
-        return y
-    if y != y:
-        return x
-    return x if x < y else y
-
-
-def f_max(x, y):
-    if x != x:
-        return y
-    if y != y:
-        return x
-    return x if x > y else y
-
-
-def f_floor(x):
-    if x != x or x in (INF, -INF):
-        return x
-    r = float(math.floor(x))
-    return r if r != 0 else math.copysign(0.0, x)
-
-
-def f_ceil(x):
-    if x != x or x in (INF, -INF):
-        return x
-    r = float(math.ceil(x))
-    return r if r != 0 else math.copysign(0.0, x)
-
-
-def f_sqrt(x):
-    if x < 0:
-        return NEG_NAN
-    return math.sqrt(x)
-
-
-def f_exp(x):
-    try:
-        return math.exp(x)
-    except OverflowError:
-        return INF
-
-
-def f_ln(x):
-    if x > 0:
-        return math.log(x) if x != INF else INF
-    if x == 0:
-        return -INF
-    if x != x:
-        return x
-    return NAN  # negative
-
-
-def f_abs(x):
-    return abs(x)
-
-
-HELPERS = {"_div": f_div, "_pow": f_pow, "_min": f_min, "_max": f_max, "_floor": f_floor,
-           "_ceil": f_ceil, "_sqrt": f_sqrt, "_exp": f_exp, "_ln": f_ln, "_abs": f_abs,
-           "INF": INF, "NAN": NAN, "_log": math.log}
+# The arithmetic is serq.ir.arith's, called by these names (or written inline, see
+# ExprCompiler.arith)
+HELPERS = {"_div": arith.div, "_pow": arith.powf, "_min": arith.fmin, "_max": arith.fmax,
+           "_floor": arith.floor, "_ceil": arith.ceil, "_sqrt": arith.sqrt, "_exp": arith.exp,
+           "_ln": arith.ln, "_abs": arith.fabs, "INF": INF, "NAN": NAN, "_log": math.log}
 UNARY_FUN = {"Abs": "_abs", "Floor": "_floor", "Ceil": "_ceil", "Sqrt": "_sqrt",
              "Exp": "_exp", "Ln": "_ln"}
 
@@ -147,7 +47,7 @@ def d_exp(U, m):
 
 
 def d_uniform(U, a, b):
-    return a + (b - a) * U()
+    return arith.add(a, (b - a) * U())
 
 
 def d_bernoulli(U, p):
@@ -173,6 +73,7 @@ class ExprCompiler:
     def __init__(self, ns):
         self.ns = ns
         self.count = 0
+        self.temps = 0  # fresh local names of the inline arithmetic
         self.cache = {}
         # the context variables read by the code generated so far (see ``function``)
         self.ctx_used = set()
@@ -233,8 +134,8 @@ class ExprCompiler:
             op = e.op
             x = self.gen(e.left, stream, d)
             y = self.gen(e.right, stream, d)
-            if op in ARITH:
-                return f"({x} {ARITH[op]} {y})"
+            if op in arith.INLINE_OP:
+                return self.arith(op, e, x, y)
             if op == "Div":
                 return f"_div({x}, {y})"
             if op == "Pow":
@@ -257,6 +158,18 @@ class ExprCompiler:
             return f"S.agg_value({e.kind!r}, {e.obs})"
         raise ValueError(f"unknown expression {e!r}")
 
+    def arith(self, op, e, x, y):
+        """``x op y`` for ``+ - *``, inline: plain where the first operand cannot be a NaN (a
+        number), else with ``arith``'s rule for two NaN operands."""
+        sym = arith.INLINE_OP[op]
+        left = e.left if e is not None else None
+        if op not in arith.NAN_ORDER_SENSITIVE or (type(left) is T.Num
+                                                   and left.value == left.value):
+            return arith.INLINE_PLAIN.format(x=x, y=y, op=sym)
+        self.temps += 1
+        return arith.INLINE_NAN_FIRST.format(x=x, y=y, op=sym, t=f"_t{self.temps}",
+                                             l=f"_l{self.temps}")
+
     def gen_sample(self, e, stream, d):
         args = [self.gen(a, stream, d) for a in e.args]
         need = {"Exp": 1, "Det": 1, "Bernoulli": 1, "Uniform": 2, "Erlang": 2, "H2": 2}[e.dist]
@@ -272,7 +185,10 @@ class ExprCompiler:
             return args[0]
         if e.dist == "Uniform":
             if pure(e.args[0]):
-                return f"({args[0]} + ({args[1]} - {args[0]}) * {U}())"
+                # (the product cannot have two NaN operands: a uniform draw is a number)
+                span = arith.INLINE_PLAIN.format(x=f"({args[1]} - {args[0]})", y=f"{U}()",
+                                                 op="*")
+                return self.arith("Add", None, args[0], span)
             return f"_duni({U}, {args[0]}, {args[1]})"
         if e.dist == "Bernoulli":
             return f"_dber({U}, {args[0]})"

@@ -186,13 +186,19 @@ class PoolState:
         b = self.block
         if b is None or x == INF:
             return x
-        return math.ceil(x / b) * b
+        try:
+            return math.ceil(x / b) * b
+        except OverflowError:  # x / b overflowed (a tiny block): inf blocks, as in Rust
+            return (x / b) * b
 
     def down(self, x):
         b = self.block
         if b is None or x == INF:
             return x
-        return math.floor(x / b) * b
+        try:
+            return math.floor(x / b) * b
+        except OverflowError:
+            return (x / b) * b
 
     def fits(self, need):
         return self.used + self.up(need) <= self.cap + EPS

@@ -6,6 +6,7 @@ import math
 from serq.deep import deep
 from serq.errors import SerqError, SimulationError
 from serq.ir import types as T
+from serq.ir.validate import validate
 
 NAN = math.nan
 
@@ -21,6 +22,21 @@ def _load_trace(program):
         raise SimulationError(str(e)) from None
 
 
+def check_program(program):
+    """The IR checks of ``Program.from_json`` again, at the run's entry: a ``Program`` edited
+    with ``dataclasses.replace`` was never checked (interpreter.md §12; ir.md §13.2), and
+    what the reference's checks let through but its run panics on is refused here too."""
+    if not isinstance(program, T.Program):
+        raise TypeError("run() takes a serq.Program (from serq.compile or Program.from_json)")
+    try:
+        validate(program, for_run=True)
+    except (AttributeError, TypeError, KeyError, IndexError) as e:
+        if isinstance(e, TypeError) and str(e).startswith("Program."):
+            raise
+        raise TypeError(f"run(): the Program does not hold a well-formed IR ({e}); "
+                        f"make it with serq.compile or Program.from_json") from None
+
+
 @deep
 def run(program, *, hooks=None):
     """Run ``program`` (a ``serq.Program``) and return its ``Report``.
@@ -28,8 +44,7 @@ def run(program, *, hooks=None):
     ``hooks``: an observer (``serq.sim.hooks.Hooks``) called at every event and every
     iteration of a step stage; None (the default) runs without any."""
     from serq.sim.engine import Sim
-    if not isinstance(program, T.Program):
-        raise TypeError("run() takes a serq.Program (from serq.compile or Program.from_json)")
+    check_program(program)
     trace = _load_trace(program)
     if trace is None:
         sim = Sim(program)

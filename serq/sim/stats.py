@@ -17,6 +17,8 @@ from __future__ import annotations
 import math
 import struct
 
+from serq.ir.arith import div
+
 __all__ = ["Welford", "TimeAvg", "LogHist", "ChangePoints", "T_95", "BATCHES", "LOG_STEP",
            "batch_means_ci", "p99", "total_order_key", "total_eq", "observe_summary",
            "gauge_stats"]
@@ -76,7 +78,8 @@ class Welford:
     def cv2(self):
         if self.n < 2 or self._mean == 0.0:
             return NAN
-        return (self.m2 / (self.n - 1)) / (self._mean * self._mean)
+        # the mean's square may underflow to 0: then inf, or NaN for a zero variance (Rust)
+        return div((self.m2 / (self.n - 1)), (self._mean * self._mean))
 
     def __repr__(self):
         return f"Welford(n={self.n}, mean={self.mean!r}, m2={self.m2!r})"
@@ -413,5 +416,5 @@ def gauge_stats(times, values, warmup, end):
             ov = (t1 if t1 < b else b) - (t0 if t0 > a else a)
             if ov > 0:
                 s += v * ov
-        avgs.append(s / width)
+        avgs.append(div(s, width))  # a span below 20 * 5e-324 has windows of width 0
     return mean, batch_means_ci(avgs), lo, hi
