@@ -307,7 +307,7 @@ def cmd_run(args) -> int:
         report = serq.run(program) if hooks is None else serq.run(program, hooks=hooks)
     _out(render_report(args, report))
     if args.dump is not None:
-        _dump(report, args.dump)
+        _dump(report, args.dump, args.dump_gauges, args.dump_format)
     stuck = [(_member(p), p.stuck) for p in report.pools if p.stuck]
     if stuck:  # the report is out; say why the status is 1
         total = sum(n for _, n in stuck)
@@ -388,19 +388,22 @@ def _prepare_dump(directory: str) -> None:
         raise ValueError(f"cannot write to {directory}: {os_error_text(e)}") from None
 
 
-def _dump(report, directory: str) -> None:
-    from serq.report import dump_csv
+def _dump(report, directory: str, gauges: bool = False, fmt: str = "csv") -> None:
+    from serq.report import dump_csv, dump_parquet
+    write = dump_parquet if fmt == "parquet" else dump_csv
+    kind = "Parquet file" if fmt == "parquet" else "CSV file"
     try:
-        paths = list(dump_csv(report, directory))
+        paths = list(write(report, directory, gauges=gauges))
     except OSError as e:
         from serq.files import os_error_text
         raise ValueError(f"cannot write to {e.filename or directory}: "
                          f"{os_error_text(e)}") from None
     if paths:
         names = ", ".join(os.path.basename(os.fspath(p)) for p in paths)
-        _err(f"{PROG}: wrote {_plural(len(paths), 'CSV file')} to {directory}: {names}\n")
+        _err(f"{PROG}: wrote {_plural(len(paths), kind)} to {directory}: {names}\n")
     else:
-        _err(f"{PROG}: the program observes nothing; no CSV file written to {directory}\n")
+        what = "observes nothing" if not gauges else "observes nothing and has no gauges"
+        _err(f"{PROG}: the program {what}; no {kind} written to {directory}\n")
 
 
 class _Progress:
