@@ -174,6 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--dump", metavar="DIR", type=_directory,
                      help="also write every observation's records to DIR/NAME.csv "
                           "(time,session,turn,value); DIR is created if needed")
+    run.add_argument("--semantics", choices=("sim", "ref"), default="sim",
+                     help="sim: the simulator (default); ref: the reference semantics serq.ref "
+                          "(the IR-10 fragment only, exact; time averages not reported)")
     out.add_argument("--plan", metavar="PLAN",
                      help="also write the first step stage's per-iteration plan (slices and "
                           "pool events) to PLAN as JSON Lines, for `serq numerics check` "
@@ -188,6 +191,8 @@ def build_parser() -> argparse.ArgumentParser:
     trace_import.set_defaults(func=cmd_trace_import, parser=trace_import)
     from serq.cli_sweep import add_commands as add_sweep_commands
     add_sweep_commands(sub)
+    from serq.cli_drt import add_parser as add_drt
+    add_drt(sub)
     from serq.cli_verify import add_command as add_verify_command
     add_verify_command(sub)
     from serq.cli_plot import add_command as add_plot_command
@@ -303,8 +308,14 @@ def cmd_run(args) -> int:
     if args.dump is not None:
         _prepare_dump(args.dump)  # before the run: nothing computed is lost
     _timed_trace_note(program)
+    if args.semantics == "ref" and getattr(args, "plan", None) is not None:
+        raise ValueError("--plan records the simulator's iterations: it needs --semantics sim")
     with _Progress(sys.stderr), _plan_recorder(args, program) as hooks:
-        report = serq.run(program) if hooks is None else serq.run(program, hooks=hooks)
+        if args.semantics == "ref":
+            import serq.ref
+            report = serq.ref.run(program)
+        else:
+            report = serq.run(program) if hooks is None else serq.run(program, hooks=hooks)
     _out(render_report(args, report))
     if args.dump is not None:
         _dump(report, args.dump, args.dump_gauges, args.dump_format)
