@@ -5,7 +5,6 @@ analytic capacity lam = 0.8 and the confident answer lies a little below it.
 The hand bisection below uses only `serq.run` and the textbook Student-t interval (the 0.975
 quantile for 3 degrees of freedom from the standard tables), not serq.sweep.
 """
-import math
 import pathlib
 import statistics
 
