@@ -79,7 +79,7 @@ def compile(path=None, *, source=None, sets=None, defs=None, seed=None, horizon=
             check_claims(prog)
     except ValueError as e:
         raise CompileError(str(e)) from None
-    if base_dir is not None:
+    if base_dir is not None and trace is None:  # the trace= argument is read from the cwd
         object.__setattr__(prog, "base_dir", base_dir)
     return prog
 
