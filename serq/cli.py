@@ -183,6 +183,10 @@ def build_parser() -> argparse.ArgumentParser:
                           "(docs/numerics.md)")
     from serq.cli_report import add_output_options
     add_output_options(out)
+    run.add_argument("--check", action="store_true",
+                     help="assert the invariant monitors (docs/formal.md) at every event and "
+                          "iteration; a broken invariant is a run error; on success a line on "
+                          "stderr says what was checked")
     run.set_defaults(func=cmd_run, parser=run)
 
     from serq.cli_trace import add_parser as add_trace
@@ -307,7 +311,16 @@ def cmd_run(args) -> int:
     _timed_trace_note(program)
     if args.semantics == "ref" and getattr(args, "plan", None) is not None:
         raise ValueError("--plan records the simulator's iterations: it needs --semantics sim")
+    if args.semantics == "ref" and args.check:
+        raise ValueError("--check monitors the simulator's run: it needs --semantics sim")
+    monitors = None
+    if args.check:
+        from serq.sim.monitors import Monitors
+        monitors = Monitors(program)
     with _Progress(sys.stderr), _plan_recorder(args, program) as hooks:
+        if monitors is not None:
+            from serq.sim.hooks import Tee
+            hooks = monitors if hooks is None else Tee(monitors, hooks)
         if args.semantics == "ref":
             import serq.ref
             report = serq.ref.run(program)
@@ -316,6 +329,8 @@ def cmd_run(args) -> int:
     _out(render_report(args, report))
     if args.dump is not None:
         _dump(report, args.dump, args.dump_gauges, args.dump_format)
+    if monitors is not None:
+        _err(f"{PROG}: check: {monitors.describe()}\n")
     stuck = [(_member(p), p.stuck) for p in report.pools if p.stuck]
     if stuck:  # the report is out; say why the status is 1
         total = sum(n for _, n in stuck)

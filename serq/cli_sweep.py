@@ -191,9 +191,10 @@ def format_sweep(result, metrics) -> str:
     for point, summ in zip(result.points, result.summaries):
         rows.append([str(v) for v in point.values()]
                     + [_pm(summ[m].mean, summ[m].ci) for m in metrics])
-    title = (f"serq sweep: {len(result.points)} points × {n} seeds "
+    from serq.cli import _plural
+    title = (f"serq sweep: {_plural(len(result.points), 'point')} × {_plural(n, 'seed')} "
              f"(seeds {result.seeds[0]}–{result.seeds[-1]}); mean ± 95% CI across seeds")
-    return "\n".join(_table(title, header, rows, left=len(result.knobs) or 1))
+    return "\n".join(_table(title, header, rows, left=len(result.knobs)))
 
 
 def _write_outputs(args, result):

@@ -142,13 +142,16 @@ def _run_dask(tasks, jobs, address, tick):
 
 
 def _run_ray(tasks, jobs, address, tick):
+    import logging
+
     import ray
     started = not ray.is_initialized()
-    if started:
+    if started:  # quiet: ray's start-up lines would mix with serq's output on stderr
+        quiet = {"log_to_driver": False, "logging_level": logging.ERROR}
         if address:
-            ray.init(address=address, log_to_driver=False)
+            ray.init(address=address, **quiet)
         else:
-            ray.init(num_cpus=jobs, include_dashboard=False, log_to_driver=False)
+            ray.init(num_cpus=jobs, include_dashboard=False, **quiet)
     try:
         remote = ray.remote(run_task)
         refs = [remote.remote(t) for t in tasks]
