@@ -202,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     from serq.cli_plot import add_command as add_plot_command
     add_plot_command(sub)
     from serq.cli_numerics import add_parsers as add_numerics
-    add_numerics(sub, _count)
+    add_numerics(sub, _count, _add_program_options, load, _real)
     return parser
 
 
