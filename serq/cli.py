@@ -203,6 +203,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_plot_command(sub)
     from serq.cli_numerics import add_parsers as add_numerics
     add_numerics(sub, _count, _add_program_options, load, _real)
+    from serq.cli_draw import add_parser as add_draw
+    draw = add_draw(sub, _assignment)
+    draw.set_defaults(func=cmd_draw, parser=draw)
     return parser
 
 
@@ -340,6 +343,11 @@ def cmd_run(args) -> int:
              f"making any progress: a possible livelock)\n")
         return EXIT_INPUT
     return EXIT_OK
+
+
+def cmd_draw(args) -> int:
+    from serq.cli_draw import cmd_draw as run_draw
+    return run_draw(args, _out, _err)
 
 
 class _plan_recorder:

@@ -16,7 +16,6 @@ workers finish in: a sweep's output depends only on its arguments.
 """
 from __future__ import annotations
 
-import math
 import os
 
 from serq.sweep.grid import grid_points
@@ -187,7 +186,3 @@ def run_sweep(source, axes, seeds, *, jobs=None, backend="process", address=None
         row.update(metrics)
         rows.append(row)
     return SweepResult(knobs, points, seeds, rows)
-
-
-def finite(x) -> bool:
-    return isinstance(x, (int, float)) and math.isfinite(x)
