@@ -25,6 +25,12 @@ def add_output_options(group) -> None:
                             "tpot:50 (milliseconds; keys ttft, tpot, e2el)")
     group.add_argument("--time-unit", choices=("s", "ms", "us", "ns"), default=None,
                        help="with --format vllm: the program's time unit (default s)")
+    group.add_argument("--dump-gauges", action="store_true",
+                       help="with --dump: also write each gauge's change points to "
+                            "DIR/NAME.gauge.csv (time,value)")
+    group.add_argument("--dump-format", choices=("csv", "parquet"), default="csv",
+                       help="with --dump: csv (default) or parquet (pyarrow): NAME.parquet, "
+                            "NAME.gauge.parquet")
     group.add_argument("--map", dest="maps", metavar="METRIC=OBS", action="append",
                        default=[],
                        help="with --format vllm: the observation behind a metric (ttft, "
@@ -45,6 +51,11 @@ def check_output_options(args) -> None:
                                 ("--map", args.maps)) if v]
     if vllm_only and fmt != "vllm":
         raise ValueError(f"{', '.join(vllm_only)} apply to --format vllm only")
+    if (args.dump_gauges or args.dump_format != "csv") and args.dump is None:
+        raise ValueError("--dump-gauges and --dump-format apply with --dump DIR only")
+    if args.dump_format == "parquet":
+        from serq.extras import need
+        need("pandas", "--dump-format parquet", ("pyarrow",))
     from serq.report.vllm import parse_goodput
     args.goodput_slos = parse_goodput(args.goodput or [])
     names = {}

@@ -56,10 +56,13 @@ def render(message: str, pos: Pos | None = None, *, link: bool = False, extra=()
     else:
         n = caret_len if caret_len is not None else (pos.length if link else 1)
         parts = [f"{pos.src.prefix}{pos.line}:{pos.col}: {head}", excerpt(pos, n)]
-        if not link:  # a link error inside a def body names no use (as the reference)
-            for name, use in reversed(pos.uses):
-                parts.append(f"note: in `{name}`, used at {use.line}:{use.col}")
+    # the error's own lines (help:, note:) come first, then one line per enclosing def
+    # expansion, innermost first — the reference's order (language.md 6.1, recorded in
+    # tests/lang/test_reference_errors.py)
     parts.extend(extra)
+    if pos is not None and not link:  # a link error in a def body names no use (reference)
+        for name, use in reversed(pos.uses):
+            parts.append(f"note: in `{name}`, used at {use.line}:{use.col}")
     return "\n".join(parts)
 
 

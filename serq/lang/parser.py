@@ -354,6 +354,12 @@ class Parser:
                         d.assigns.add(y.val)
         if d.holds:
             d.assigns |= {"cached", "computed"}
+        # and what the defs it uses assign, as the reference counts it: `s1(q)` is refused
+        # at that use when `s1`'s body calls an `s0` that sets `q`
+        for k, x in enumerate(b[:-1]):
+            callee = self.defs.get(x.val) if x.kind == IDENT else None
+            if callee is not None and b[k + 1].kind == "LParen":
+                d.assigns |= callee.assigns
 
     def capture(self, nt, until_semi):
         """The raw tokens of a def body, up to `;` at depth 0 or the matching `}`."""
@@ -515,9 +521,12 @@ class Parser:
                              extra=(f"help: `set` the value first (`set t = {t.val}(…);`) "
                                     f"and pass the name",))
                     if t.val in CONTEXT and (nxt is None or nxt.kind != "LParen"):
+                        # the reference names no enclosing def use for this one (probed
+                        # with pyserq 0.1.2: tests/lang/test_reference_errors.py)
+                        at = Pos(nt.pos.src, nt.pos.line, nt.pos.col, nt.pos.length)
                         self.defer(f"an argument of `{d.name}` reads `{t.val}`, which changes while "
                              f"statements run: the body would read it where it reads the "
-                             f"parameter, not here", nt.pos,
+                             f"parameter, not here", at,
                              extra=(f"help: `set` the value first (`set t = {t.val};`) and "
                                     f"pass the name",))
 

@@ -9,10 +9,10 @@ and CSV dumps of the observations.
   observation.
 """
 from serq.report.claims import ClaimResult
-from serq.report.dump import dump_csv
+from serq.report.dump import dump_csv, dump_parquet
 from serq.report.model import (POOL_FIELDS, REPORT_VERSION, SERQ_VERSION, STAGE_FIELDS, Gauge,
                                Observe, Pool, Report, Stage)
 from serq.report.text import format_text
 
-__all__ = ["ClaimResult", "Report", "Observe", "Gauge", "Stage", "Pool", "format_text", "dump_csv",
+__all__ = ["ClaimResult", "Report", "Observe", "Gauge", "Stage", "Pool", "format_text", "dump_csv", "dump_parquet",
            "SERQ_VERSION", "REPORT_VERSION", "STAGE_FIELDS", "POOL_FIELDS"]

@@ -1,5 +1,5 @@
-"""CSV dumps of a report's records: one file per observation (``time,session,turn,value``), and
-optionally one per gauge (``time,value``, its change points).
+"""Dumps of a report's records: one file per observation (``time,session,turn,value``), and
+optionally one per gauge (``time,value``, its change points); CSV, or Parquet with pyarrow.
 
 Floats are written with ``repr`` (they read back exactly with ``float()``); NaN and the
 infinities as ``nan``, ``inf``, ``-inf``.
@@ -11,7 +11,7 @@ import os
 import pathlib
 import tempfile
 
-__all__ = ["dump_csv"]
+__all__ = ["dump_csv", "dump_parquet"]
 
 
 def _cell(x) -> str:
@@ -65,15 +65,50 @@ def dump_csv(report, directory, *, gauges=False):
 
 
 def _write(path, lines):
-    """Write a new file beside ``path`` and rename it over ``path``: an existing ``path`` —
-    a symbolic link included — is replaced, never written through (a link to another file
-    must not have that file overwritten), and a reader never sees a half-written file."""
+    """Write ``lines`` (UTF-8, ``\\n`` line ends) to ``path`` with :func:`_replace`."""
+    data = ("\n".join(lines) + "\n").encode("utf-8")
+    _replace(path, lambda f: f.write(data))
+
+
+def dump_parquet(report, directory, *, gauges=False):
+    """:func:`dump_csv` as Parquet files (the ``pandas`` extra's pyarrow):
+    ``DIRECTORY/<observation>.parquet`` with columns ``time``, ``session``, ``turn``,
+    ``value``, and with ``gauges=True`` ``DIRECTORY/<gauge>.gauge.parquet`` (``time``,
+    ``value``). Returns the paths written, observations first."""
+    from serq.extras import need
+    need("pandas", "Parquet dumps", ("pyarrow",))
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    directory = pathlib.Path(directory)
+    jobs = [(directory / _file_name(name, ".parquet"),
+             {"time": pa.array(o.times, pa.float64()), "session": pa.array(o.sessions, pa.int64()),
+              "turn": pa.array(o.turns, pa.int64()), "value": pa.array(o.samples, pa.float64())})
+            for name, o in report.observes.items()]
+    if gauges:
+        jobs += [(directory / _file_name(name, ".gauge.parquet"),
+                  {"time": pa.array(g.times, pa.float64()),
+                   "value": pa.array(g.values, pa.float64())})
+                 for name, g in report.gauges.items()]
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for path, columns in jobs:
+        table = pa.table(columns)
+        _replace(path, lambda f, t=table: pq.write_table(t, f))
+        written.append(path)
+    return written
+
+
+def _replace(path, fill):
+    """Write a new file beside ``path`` (``fill`` gets it open in binary mode) and rename it
+    over ``path``: an existing ``path`` — a symbolic link included — is replaced, never
+    written through (a link to another file must not have that file overwritten), and a
+    reader never sees a half-written file."""
     path = pathlib.Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+        with os.fdopen(fd, "wb") as f:
             os.fchmod(f.fileno(), 0o666 & ~_umask())  # as open() would make it, not 0600
-            f.write("\n".join(lines) + "\n")
+            fill(f)
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -38,11 +38,13 @@ def check_program(program):
 
 
 @deep
-def run(program, *, hooks=None):
+def run(program, *, hooks=None, check=False):
     """Run ``program`` (a ``serq.Program``) and return its ``Report``.
 
     ``hooks``: an observer (``serq.sim.hooks.Hooks``) called at every event and every
-    iteration of a step stage; None (the default) runs without any."""
+    iteration of a step stage; None (the default) runs without any. ``check``: assert the
+    invariant monitors (``serq.sim.monitors``, formal.md §6.4) at every event and
+    iteration; a broken one raises ``SimulationError``."""
     from serq.sim.engine import Sim
     check_program(program)
     trace = _load_trace(program)
@@ -50,6 +52,11 @@ def run(program, *, hooks=None):
         sim = Sim(program)
     else:
         sim = Sim(program, trace.sessions, trace.times)
+    if check:
+        from serq.sim.hooks import Tee
+        from serq.sim.monitors import Monitors
+        monitors = Monitors(program)
+        hooks = monitors if hooks is None else Tee(monitors, hooks)
     if hooks is not None:
         from serq.sim.hooks import HookBus
         sim.hooks = HookBus(sim, hooks)
