@@ -36,9 +36,14 @@ def _corpus_cases():
 
 
 CASES = _corpus_cases()
+# the three long runs (10^5-10^6 events; long_engine_chat alone takes 13 s monitored) run
+# behind `slow`; the default run checks the other 163 cases
+SLOW = {"run/long_engine_chat", "run/long_ps_net", "run/long_mm1"}
+PARAMS = [pytest.param(cid, fn, id=cid, marks=[pytest.mark.slow] if cid in SLOW else [])
+          for cid, fn in CASES]
 
 
-@pytest.mark.parametrize("cid,fn", CASES, ids=[cid for cid, _ in CASES])
+@pytest.mark.parametrize("cid,fn", PARAMS)
 def test_monitors_hold_on_the_corpus(cid, fn):
     """Every run case (151) and vLLM oracle scenario (15), monitored, still matches the
     reference exactly (the 4 run cases that expect a run error still give that error)."""
