@@ -11,6 +11,8 @@ import json
 import os
 import sys
 
+from serq.output import write_stdout
+
 
 def add_parsers(sub, positive_int, program_options=None, load=None, real=float):
     """Register ``serq numerics {check,cost}`` on the top-level subparsers (serq/cli.py
@@ -101,7 +103,7 @@ def cmd_cost(args, load) -> int:
     modes = [Mode(k, args.multiplier, args.window, args.group, args.fraction, args.rollback) for k in kinds]
     program = load(args)
     rows = summary_rows(program, price(program, modes, serq.run))
-    sys.stdout.write(format_cost(args.file, program, rows))
+    write_stdout(format_cost(args.file, program, rows))
     return 0
 
 
@@ -167,9 +169,9 @@ def cmd_check(args) -> int:
                         near_ties=args.near_ties)
     total = len(plan_requests(plan))
     if args.json:
-        print(json.dumps(report_json(report, args, total), indent=1))
+        write_stdout(json.dumps(report_json(report, args, total), indent=1) + "\n")
     else:
-        sys.stdout.write(format_report(report, args, plan, total))
+        write_stdout(format_report(report, args, plan, total))
     return 0 if report.ok else 1
 
 

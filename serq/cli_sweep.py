@@ -151,8 +151,8 @@ def _check_out(path):
     from serq.report.tables import TABLE_SUFFIXES
     if not path.lower().endswith(TABLE_SUFFIXES):
         raise ValueError(f"cannot write {path}: the name must end in .csv or .parquet")
-    if os.path.isdir(path):
-        raise ValueError(f"cannot write {path}: it is a directory")
+    from serq.output import check_output_file
+    check_output_file(path)  # before the runs: nothing computed is lost
 
 
 def cmd_sweep(args) -> int:

@@ -9,7 +9,6 @@ claim is witnessed (and every lemma is proved); 1 when one is not, or the input 
 """
 from __future__ import annotations
 
-import sys
 
 __all__ = ["add_command", "cmd_verify"]
 
@@ -62,8 +61,9 @@ def add_command(sub) -> None:
 
 
 def _out(text: str) -> None:
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    """Written as it comes (the verdicts appear one by one), checked (``serq.output``)."""
+    from serq.output import write_stdout
+    write_stdout(text)
 
 
 def cmd_verify(args) -> int:
