@@ -28,6 +28,18 @@ def add_parsers(sub, positive_int, program_options=None, load=None, real=float):
     return top
 
 
+def _seed(value: str) -> int:
+    """A numpy seed: a whole number from 0 to 2^32-1."""
+    import argparse
+    try:
+        n = int(value, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if not 0 <= n < 2**32:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 0 to 2^32-1, got {n}")
+    return n
+
+
 def add_check_parser(sub, positive_int):
     p = sub.add_parser(
         "check", help="replay a step plan on the tiny model and check batch invariance",
@@ -58,7 +70,8 @@ def add_check_parser(sub, positive_int):
                         "so that batch-dependent drift flips tokens deterministically")
     p.add_argument("--fp32", action="store_true",
                    help="fp32 activations (default: bf16-rounded activations, fp32 logits)")
-    p.add_argument("--model-seed", type=int, default=0, metavar="S", help="the tiny model's seed")
+    p.add_argument("--model-seed", type=_seed, default=0, metavar="S",
+                   help="the tiny model's seed (0 to 2^32-1)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_check, parser=p)
     return p
@@ -98,8 +111,10 @@ def cmd_cost(args, load) -> int:
     if bad or not kinds:
         raise ValueError(f"--modes: unknown mode {bad[0] if bad else '(none given)'!r} "
                          "(none, batch_invariant, dvr)")
-    if not args.multiplier > 0 or not 0 <= args.fraction <= 1 or not 0 <= args.rollback <= 1:
-        raise ValueError("--multiplier must be > 0, --fraction and --rollback in [0, 1]")
+    if (not 0 < args.multiplier < float("inf") or not 0 <= args.fraction <= 1
+            or not 0 <= args.rollback <= 1):
+        raise ValueError("--multiplier must be a finite number > 0, --fraction and --rollback "
+                         "in [0, 1]")
     modes = [Mode(k, args.multiplier, args.window, args.group, args.fraction, args.rollback) for k in kinds]
     program = load(args)
     rows = summary_rows(program, price(program, modes, serq.run))

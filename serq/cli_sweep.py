@@ -14,6 +14,8 @@ import sys
 
 __all__ = ["add_commands", "cmd_sweep", "cmd_capacity"]
 
+MAX_SEEDS = 100_000  # replications per point (as the grid's values per axis): more is a typo
+
 
 def _positive(value: str) -> int:
     import argparse
@@ -119,6 +121,8 @@ def _source(args, percentiles):
 def _seeds(args, source):
     from serq.sweep.task import load_program
     base = args.seed if args.seed is not None else load_program(source).seed
+    if args.seeds > MAX_SEEDS:
+        raise ValueError(f"--seeds {args.seeds}: more than {MAX_SEEDS} replications per point")
     if base + args.seeds > 2**64:
         raise ValueError(f"--seed {base} + --seeds {args.seeds} passes 2^64-1")
     return list(range(base, base + args.seeds))

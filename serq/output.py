@@ -124,7 +124,8 @@ def check_output_file(path, option: str = "") -> None:
     the message for an empty name)."""
     path = os.fspath(path)
     if not path:
-        raise WriteError(f"{option or 'the output'}", "the file name is empty")
+        raise WriteError(f"the file named by {option}" if option else "the output",
+                         "the name is empty")
     if os.path.isdir(path):
         raise WriteError(path, "it is a directory")
     if _streamed(path):

@@ -98,6 +98,9 @@ def import_trace(fmt: str, path, out, *, scale: float = 1.0, start: float = None
     (``block_size`` for mooncake, ``chars_per_token`` for sharegpt)."""
     if not (scale > 0 and scale != math.inf):
         raise TraceImportError(f"--scale must be a positive finite number, got {_num(scale)}")
+    for name, t in (("--start", start), ("--end", end)):
+        if t is not None and not math.isfinite(t):
+            raise TraceImportError(f"{name} must be a finite number of seconds, got {_num(t)}")
     if limit is not None and limit < 1:
         raise TraceImportError(f"--limit must be at least 1, got {limit}")
     if start is not None and end is not None and not start < end:
@@ -199,7 +202,10 @@ def _write(out, text: str) -> None:
 
 def _num(x: float) -> str:
     """A time as written: rounded to the nanosecond (so that float noise such as
-    ``0.15728950000000003`` does not show), an integer without ``.0``."""
+    ``0.15728950000000003`` does not show), an integer without ``.0``; ``nan`` and ``inf``
+    as such (they reach here only in the messages refusing them)."""
+    if not math.isfinite(x):
+        return repr(float(x))
     x = round(x, 9)
     if x == int(x) and abs(x) < 1e15:
         return str(int(x))
