@@ -139,15 +139,16 @@ class View:
             if not group.members:
                 (self._group.members if self._group is not None else self.top).remove(group)
 
-    def runs(self, idx) -> bool:
-        """Whether the block (or a block inside it) runs a stage."""
+    def runs(self, idx, ends=False) -> bool:
+        """Whether the block (or a block inside it) runs a stage (or, with ``ends``,
+        says `end`): whether it changes the drawn path."""
         for st in self.p.blocks[idx]:
             t = type(st)
-            if t is T.Run:
+            if t is T.Run or (ends and t is T.End):
                 return True
-            if t is T.Branch and (self.runs(st.then) or self.runs(st.other)):
+            if t is T.Branch and (self.runs(st.then, ends) or self.runs(st.other, ends)):
                 return True
-            if (t is T.Loop or t is T.Hold) and self.runs(st.body):
+            if (t is T.Loop or t is T.Hold) and self.runs(st.body, ends):
                 return True
         return False
 
@@ -155,7 +156,7 @@ class View:
         """A choice between paths: the condition labels the edge into the `then` side and
         "else" the edge into the other (or past it: to the next station, `out (else)`); at
         the entry, where no station carries the labels, the choice is a diamond."""
-        then_runs, else_runs = self.runs(st.then), self.runs(st.other)
+        then_runs, else_runs = self.runs(st.then, True), self.runs(st.other, True)
         if not (then_runs or else_runs):
             return frontier  # a branch around bookkeeping (`observe`, `set`) draws nothing
         guard = st.guard
@@ -169,13 +170,18 @@ class View:
             self.add(node)
             self.connect(frontier, node)
             frontier = [(node, None)]
-        out = self.block(st.then, [(src, then_label) for src, _ in frontier])
-        out += self.block(st.other, [(src, "else") for src, _ in frontier])
+        # a side that runs nothing and does not end passes the path on unlabelled
+        out = self.block(st.then, [(src, then_label if then_runs else label)
+                                   for src, label in frontier])
+        out += self.block(st.other, [(src, "else" if else_runs else label)
+                                     for src, label in frontier])
         return out
 
     def text(self, e) -> str:
-        if type(e) is T.Num:
-            return display(e.value)
+        """An expression as the view writes it: a constant one by its value."""
+        value = _constant(e)
+        if value is not None:
+            return display(value)
         return show_expr(e, self.p.attrs, self.p.pools, self.p.stages)
 
     def ref_text(self, ref, table) -> str:
@@ -190,3 +196,26 @@ class View:
         if type(idx) is T.Attr and idx.slot == self.choose_var:
             return f"{name}[{self.p.attrs[idx.slot]}]"
         return f"{name}[{self.text(idx)}]"
+
+
+_OPS = {"Add": lambda a, b: a + b, "Sub": lambda a, b: a - b, "Mul": lambda a, b: a * b,
+        "Div": lambda a, b: a / b}
+
+
+def _constant(e):
+    """The value of an expression of numbers and + - * / only, else ``None``."""
+    t = type(e)
+    if t is T.Num:
+        return e.value
+    if t is T.Unary and e.op == "Neg":
+        v = _constant(e.operand)
+        return None if v is None else -v
+    if t is T.Binary and e.op in _OPS:
+        a, b = _constant(e.left), _constant(e.right)
+        if a is None or b is None:
+            return None
+        try:
+            return float(_OPS[e.op](a, b))
+        except (ZeroDivisionError, OverflowError):
+            return None
+    return None
