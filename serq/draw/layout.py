@@ -72,10 +72,18 @@ class Layout:
 
     def row(self, x, members):
         right = x
+        rails = {}  # last node index -> (first node index, where its shapes start)
         for k, m in enumerate(members):
             if k:
                 x = right + GAP
+            if isinstance(m, Node) and m.index in self.v.shared:
+                rails[self.v.shared[m.index]] = (m.index, len(self.shapes))
             right = self.group(x, m) if isinstance(m, Group) else self.station(x, m)
+            if isinstance(m, Node) and m.index in rails:
+                first, at = rails.pop(m.index)
+                left = self.pos[first][0] - 6
+                end = self.pos[m.index][0] + SLOT_W + 6
+                self.shapes.insert(at, ("box", "rail", left, self.cy - 32, end - left, 64, 4))
         return right
 
     # -- containers -----------------------------------------------------------------------
@@ -283,7 +291,7 @@ class Layout:
                 edge_right = max(edge_right, end + 4 + width(out, 8))
                 continue
             dl, dcx = self.pos[e.dst.index]
-            if e.dst.index == e.src.index + 1:
+            if e.dst.index == e.src.index + 1 and self.v.shared.get(e.src.index) != e.dst.index:
                 self.line("flow", [(sl + SLOT_W, cy), (dl, cy)])
                 if e.label:
                     lx = self.label_x.get(e.src.index, sl + SLOT_W + 6)

@@ -57,6 +57,7 @@ class View:
         self.edges = []
         self.top = []           # top-level members: nodes and groups, in order
         self.by_stage = {}
+        self.shared = {}        # first node index -> last node index of a shared run
         self.instance = None    # (var name, count text) of a `choose`
         self.choose_var = None
         self._group = None
@@ -81,8 +82,14 @@ class View:
     def stmt(self, st, frontier):
         t = type(st)
         if t is T.Run:
-            node = self.station(st)
+            node = self.station(st.stage, st.work)
             self.connect(frontier, node)
+            if st.also:  # one job on several stages at once: side by side, in a rail
+                last = node
+                for ref in st.also:
+                    last = self.station(ref, st.work)
+                self.shared[node.index] = last.index
+                return [(last, None)]
             return [(node, None)]
         if t is T.Hold:
             return self.hold(st, frontier)
@@ -111,12 +118,11 @@ class View:
                 continue  # a loop around one station: nothing to draw
             self.edges.append(Edge(src, node, label))
 
-    def station(self, run):
-        ref = run.stage
+    def station(self, ref, work):
         node = self.by_stage.get(ref.base)
         if node is None:
             node = Node(len(self.nodes), self.p.stages[ref.base], ref)
-            node.work = run.work
+            node.work = work
             self.add(node)
             self.by_stage[ref.base] = node
         return node
