@@ -14,7 +14,8 @@ DESCRIPTION = (
     "values. The fixed mode regenerates upstream's cases (seeds S..S+N-1 of "
     "scripts/lean_drt.py; seeds 0..199 are also checked against the digests pyserq 0.1.2 "
     "recorded). --hypothesis draws N programs over the fragment instead (more preemption, "
-    "eviction and growth) and shrinks a divergence to a minimal program.")
+    "eviction and growth) and shrinks a divergence to a minimal program. --replay runs the "
+    "333-session vLLM replay (examples/vllm_replay.sq) under the three costs of §5.2.")
 
 
 def add_parser(sub):
@@ -25,9 +26,14 @@ def add_parser(sub):
                    help="number of cases (default 200)")
     p.add_argument("--seed", type=_count, default=0, metavar="S",
                    help="first seed of the fixed mode, or the hypothesis seed (default 0)")
-    p.add_argument("--hypothesis", action="store_true",
-                   help="draw N programs over the fragment with hypothesis instead "
-                        "(pip install 'serq[drt]'); a divergence is shrunk to a minimal program")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--hypothesis", action="store_true",
+                      help="draw N programs over the fragment with hypothesis instead "
+                           "(pip install 'serq[drt]'); a divergence is shrunk to a minimal program")
+    mode.add_argument("--replay", action="store_true",
+                      help="run the 333-session replay of formal.md §5.2 "
+                           "(examples/vllm_replay.sq) under the step clock, the ns and the µs "
+                           "cost instead, with both run times")
     p.add_argument("--save", metavar="DIR",
                    help="write each divergence to DIR/<case>/ (program, both outputs, the "
                         "first difference)")
@@ -48,6 +54,8 @@ def _count(text):
 
 def cmd_drt(args) -> int:
     from serq.ref import drt
+    if args.replay:
+        return _replay()
     if args.hypothesis:
         try:
             import hypothesis  # noqa: F401  (an optional extra)
@@ -67,4 +75,16 @@ def cmd_drt(args) -> int:
     for out in failed:
         print(f"{out.name}: {out.diff}")
     print(f"{total - len(failed)} passed, {len(failed)} failed")
+    return 1 if failed else 0
+
+
+def _replay() -> int:
+    from serq.ref import replay
+    failed = 0
+    for row in replay.run_all():
+        print(f"{row.name}: {row.observations} observations, {row.preemptions} preemptions, "
+              f"sim {row.sim_s:.1f} s, ref {row.ref_s:.1f} s (CPU): "
+              + ("agree" if row.diff is None else f"DIVERGE: {row.diff}"), flush=True)
+        failed += row.diff is not None
+    print(f"{len(replay.COSTS) - failed} passed, {failed} failed")
     return 1 if failed else 0

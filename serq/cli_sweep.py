@@ -54,9 +54,15 @@ def add_commands(sub) -> None:
         "sweep", help="run a grid of --set values × seeds; tidy rows and per-point CIs",
         description="Run FILE at every point of the grid given by --set NAME=VALUES (a comma "
                     "list, or START:STOP:STEP with STOP included) with --seeds replications "
-                    "each, in parallel; print each point's across-replication mean ± 95%% "
+                    "each, in parallel; print each point's across-replication mean ± 95% "
                     "Student-t CI, and write one row per (point, seed) with --out.")
     _add_program_options(sweep, run_settings=True)
+    for action in sweep._actions:  # --set takes an axis here, not one expression
+        if action.dest == "sets":
+            action.metavar = "NAME=VALUES"
+            action.help = ("an axis of the grid: a comma list of expressions "
+                           "(kv_blocks=2048,4096) or START:STOP:STEP, STOP included "
+                           "(lam=11:14:0.5); one value is a fixed override (repeatable)")
     _add_engine_options(sweep)
     out = sweep.add_argument_group("output")
     out.add_argument("--out", metavar="FILE",
@@ -75,7 +81,7 @@ def add_commands(sub) -> None:
         description="Bisect the let --knob over [--lo, --hi] (without them, first find a "
                     "bracket by doubling or halving), each probe --seeds "
                     "replications, for the largest value at which every --slo holds with "
-                    "confidence (the 95%% CI across replications wholly on the right side of "
+                    "confidence (the 95% CI across replications wholly on the right side of "
                     "the bound). Prints the evidence, one line per probe; the last line is "
                     "the answer.")
     _add_program_options(cap, run_settings=True)

@@ -91,7 +91,7 @@ def _compile(path, source, sets, defs, seed, horizon, warmup, arrivals, trace, v
             check_claims(prog)
     except ValueError as e:
         raise CompileError(str(e)) from None
-    if base_dir is not None:
+    if base_dir is not None and trace is None:  # the trace= argument is read from the cwd
         object.__setattr__(prog, "base_dir", base_dir)
     return prog
 

@@ -53,20 +53,18 @@ class PoolState:
         """``makeRoom`` (formal.md §1.2, interpreter.md §10): evict one block at a time from the
         least-recently released entry (least ``(last, seq)``) until ``used + cached + need <=
         cap`` or the cache is empty. Never touches ``used``."""
-        while self.used + self.cached + need > self.cap and self.entries:
+        cached = self.cached
+        while self.used + cached + need > self.cap and self.entries:
             key = min(self.entries, key=lambda k: (self.entries[k].last, self.entries[k].seq))
             ent = self.entries[key]
-            piece = ent.size if self.block is None else min(max(self.block, 1), ent.size)
-            ent.size -= piece
-            self.evicted_units += piece
+            while ent.size > 0 and self.used + cached + need > self.cap:  # it stays the LRU
+                piece = ent.size if self.block is None else min(max(self.block, 1), ent.size)
+                ent.size -= piece
+                cached -= piece
+                self.evicted_units += piece
             if ent.size <= 0:
                 del self.entries[key]
                 self.evicted_entries += 1
-
-    def take_own(self, serial):
-        """Remove and return the size of the session's own entry (0 if none)."""
-        ent = self.entries.pop(serial, None)
-        return Fraction(0) if ent is None else ent.size
 
     def allocate(self, sess, alloc):
         """Make room for ``alloc`` units, take them, and add the session to the holders."""

@@ -144,6 +144,14 @@ class Monitors(Hooks):
                 c = lower_bound(k.cost)
                 if c is not None and c > 0:
                     self.rates[i] = (k.budget.value, c)
+        # step stages served in admission order, read off the IR (not the simulator's state,
+        # which a bug could have changed): the exact fill and the shape apply to those
+        self.admission_order = {i for i, st in enumerate(program.stages)
+                                if type(st.kind) is T.Step and type(st.kind.serve) is T.ServeBy
+                                and not st.kind.serve.keys}
+        self.exclusive = {i for i, st in enumerate(program.stages)
+                          if type(st.kind) is T.Step
+                          and type(st.kind.serve) is T.ServeExclusivePrefill}
         self.shape = {}  # step stage -> its previous iteration, for the shape invariant
         self.events = 0
         self.iterations = 0
@@ -282,7 +290,7 @@ class Monitors(Hooks):
 
     # -- the step engine ------------------------------------------------------------------------
     def check_fill(self, sim, stage, it):
-        if stage.exclusive or it.admitted_during or it.preempted_during:
+        if it.stage in self.exclusive or it.admitted_during or it.preempted_during:
             return
         for job, serial, _, _, _ in it.residents:
             j = stage.jobs.get(job)
@@ -291,7 +299,7 @@ class Monitors(Hooks):
         wants = [(job, want_of(decode, work, it.chunk))
                  for job, _, decode, work, _ in it.residents]
         got = [(s.job, s.tokens) for s in it.slices]
-        if stage.serve_keys is None:
+        if it.stage in self.admission_order:
             want = greedy_fill(wants, it.budget)
             if got != want:
                 self.broken(sim, "greedy fill", _first_serial(it),
@@ -320,7 +328,7 @@ class Monitors(Hooks):
     def check_shape(self, sim, stage, it):
         """``serve_preserves_shape`` stepwise: premise at the previous iteration, premise
         between the two, conclusion now."""
-        if stage.exclusive or stage.serve_keys is not None:
+        if it.stage not in self.admission_order:
             return
         cur = [(serial, job, decode) for job, serial, decode, _, _ in it.residents]
         prev = self.shape.get(it.stage)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import os
 
 from serq.deep import deep
 from serq.errors import SerqError, SimulationError
@@ -11,13 +12,22 @@ from serq.ir.validate import validate
 NAN = math.nan
 
 
+def trace_path(program):
+    """Where the program's trace is read: a program compiled from a file remembers the file's
+    directory and reads a relative `trace "F"` there, as pyserq 0.1.2 does (`Path::join`:
+    ``sub/x.sq`` reads ``sub/F``; ir.md §7); a program from source text, from JSON, or given
+    ``trace=`` reads it relative to the current directory."""
+    base = program.base_dir
+    return program.trace if base is None else os.path.join(base, program.trace)
+
+
 def _load_trace(program):
     """The program's trace (a ``serq.trace.Trace``) or ``None``."""
     if program.trace is None:
         return None
     from serq.trace import load_trace
     try:
-        return load_trace(program.trace)
+        return load_trace(trace_path(program))
     except SerqError as e:
         raise SimulationError(str(e)) from None
 

@@ -34,6 +34,7 @@ def test_axis_ranges_include_the_stop_and_lists_keep_expressions():
     assert parse_axis("x=0.1:0.3:0.1").values == (0.1, 0.2, 0.3)
     assert parse_axis("kv_blocks=2048,4096").values == ("2048", "4096")
     assert parse_axis("cap=4*1024,8*1024").values == ("4*1024", "8*1024")
+    assert parse_axis("x=max(1, 2),min(3,4)").values == ("max(1, 2)", "min(3,4)")
     pts = grid_points([parse_axis("a=1,2"), parse_axis("b=3:4:1")])
     assert pts == [{"a": "1", "b": 3}, {"a": "1", "b": 4}, {"a": "2", "b": 3},
                    {"a": "2", "b": 4}]
