@@ -45,6 +45,8 @@ class Layout:
         self.v = view
         self.p = view.p
         self.shapes = []
+        self.station_shapes = []
+        self.titles = []
         self.pos = {}          # node index -> (left, cx)
         self.below = {}        # node index -> where edges under the row leave or enter it
         self.label_x = {}      # node index -> where labels of edges leaving it start
@@ -67,23 +69,28 @@ class Layout:
             right = box_right - 12
         else:
             right = box_right = self.row(x, self.v.top)
+        # painting order: the containers, then the stations, then the instance's title,
+        # then the edges
+        self.shapes += self.station_shapes + self.titles
         right_edge = max(self.edges(label, right), box_right)
         return Scene(right_edge + MARGIN, self.bottom + MARGIN, self.shapes)
 
     def row(self, x, members):
+        """Place ``members`` left to right from ``x``; return the right edge."""
         right = x
         rails = {}  # last node index -> (first node index, where its shapes start)
         for k, m in enumerate(members):
             if k:
                 x = right + GAP
             if isinstance(m, Node) and m.index in self.v.shared:
-                rails[self.v.shared[m.index]] = (m.index, len(self.shapes))
+                rails[self.v.shared[m.index]] = (m.index, len(self.station_shapes))
             right = self.group(x, m) if isinstance(m, Group) else self.station(x, m)
             if isinstance(m, Node) and m.index in rails:
                 first, at = rails.pop(m.index)
                 left = self.pos[first][0] - 6
                 end = self.pos[m.index][0] + SLOT_W + 6
-                self.shapes.insert(at, ("box", "rail", left, self.cy - 32, end - left, 64, 4))
+                self.station_shapes.insert(at, ("box", "rail", left, self.cy - 32, end - left,
+                                                64, 4))
         return right
 
     # -- containers -----------------------------------------------------------------------
@@ -97,9 +104,11 @@ class Layout:
         self.bottom = bottom
         var, count = self.v.instance
         title = f"instance {self.instance_name()}"
+        saved, self.shapes = self.shapes, self.titles
         self.text(x + 10, top - 7, "start", 10, False, title)
         self.text(x + 10 + width(title, 10) + 12, top - 7, "start", 8, True,
                   f"choose {var} of {count}")
+        self.shapes = saved
         return right
 
     def instance_name(self):
@@ -216,6 +225,13 @@ class Layout:
 
     def station(self, item_left, node):
         """Draw a station centred in its item; return the item's right edge."""
+        saved, self.shapes = self.shapes, self.station_shapes
+        try:
+            return self._station(item_left, node)
+        finally:
+            self.shapes = saved
+
+    def _station(self, item_left, node):
         cy = self.cy
         w = self.item_width(node)
         left = item_left + (w - SLOT_W) / 2
