@@ -316,6 +316,9 @@ class Layout:
                 self.line("back", [(scx - 21, below.get(e.src.index, cy + 26)), (scx - 21, lane),
                                    (dcx - 21, lane), (dcx - 21, below.get(e.dst.index, cy + 26))])
                 self.bottom = max(self.bottom, lane)
+                if e.label:
+                    self.text((scx + dcx) / 2, lane - 5, "middle", 8, True, e.label)
+                    self.bottom = max(self.bottom, lane + 3)
                 lane += LANE_STEP
             else:
                 self.line("flow", [(scx + off, below.get(e.src.index, cy + 26)), (scx + off, lane),

@@ -116,6 +116,8 @@ class View:
         for src, label in frontier:
             if src is node:
                 continue  # a loop around one station: nothing to draw
+            if any(e.src is src and e.dst is node for e in self.edges):
+                continue  # drawn once
             self.edges.append(Edge(src, node, label))
 
     def station(self, ref, work):
