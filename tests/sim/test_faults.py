@@ -12,7 +12,8 @@ import faults as F  # noqa: E402
 BY_NAME = {f.name: f for f in F.FAULTS}
 
 # the monitor that catches each fault on the monitored programs (docs/formal.md's table);
-# the other faults change results, not an invariant the monitors state
+# the other faults change results, not an invariant the monitors state (without a fault
+# the monitors hold on these programs and more: tests/sim/test_monitors.py)
 MONITOR_CATCHES = {
     "evict_newest": "fast eviction",
     "evict_whole_entry": "fast eviction",
@@ -37,10 +38,6 @@ def programs():
 def test_the_monitors_catch(name, programs, monkeypatch):
     BY_NAME[name].apply(monkeypatch)
     assert F.caught_by_monitors(programs) == MONITOR_CATCHES[name]
-
-
-def test_the_monitors_hold_without_a_fault(programs):
-    assert F.caught_by_monitors(programs) is None
 
 
 @pytest.mark.parametrize("name", sorted(BY_NAME))
