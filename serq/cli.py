@@ -562,6 +562,11 @@ def main(argv=None) -> int:
             raise
         _err(f"{PROG}: interrupted\n")
         return EXIT_INTERRUPTED
+    except MemoryError:  # not a bug: the input needs more memory than there is
+        if _debug():
+            raise
+        _err(f"{PROG}: out of memory: the input needs more memory than is available\n")
+        return EXIT_INPUT
     except Exception as e:  # a bug in serq: say so in one line
         if _debug():
             raise
