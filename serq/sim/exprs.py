@@ -14,6 +14,7 @@ time: the stream is a property of where the expression sits, not of the expressi
 from __future__ import annotations
 
 import math
+import struct
 
 from serq.ir import arith
 from serq.ir import types as T
@@ -82,7 +83,7 @@ class ExprCompiler:
     def function(self, e, stream="session", track=True):
         """A function ``f(a)`` evaluating ``e``; draws come from ``stream``. Unless ``track``
         is false, the context variables ``e`` reads are added to ``ctx_used``."""
-        key = (repr(e), stream)  # not `e`: Num(-0.0) == Num(0.0), but they are different
+        key = (expr_key(e), stream)
         f = self.cache.get(key)
         outer = self.ctx_used
         if f is None:
@@ -135,7 +136,7 @@ class ExprCompiler:
             x = self.gen(e.left, stream, d)
             y = self.gen(e.right, stream, d)
             if op in arith.INLINE_OP:
-                return self.arith(op, e, x, y)
+                return self.arith(op, e.left, x, y)
             if op == "Div":
                 return f"_div({x}, {y})"
             if op == "Pow":
@@ -158,11 +159,11 @@ class ExprCompiler:
             return f"S.agg_value({e.kind!r}, {e.obs})"
         raise ValueError(f"unknown expression {e!r}")
 
-    def arith(self, op, e, x, y):
-        """``x op y`` for ``+ - *``, inline: plain where the first operand cannot be a NaN (a
-        number), else with ``arith``'s rule for two NaN operands."""
+    def arith(self, op, left, x, y):
+        """``x op y`` for ``+ - *`` (``left``: the first operand's IR), inline: plain where
+        the first operand cannot be a NaN (a number), else with ``arith``'s rule for two NaN
+        operands."""
         sym = arith.INLINE_OP[op]
-        left = e.left if e is not None else None
         if op not in arith.NAN_ORDER_SENSITIVE or (type(left) is T.Num
                                                    and left.value == left.value):
             return arith.INLINE_PLAIN.format(x=x, y=y, op=sym)
@@ -188,7 +189,7 @@ class ExprCompiler:
                 # (the product cannot have two NaN operands: a uniform draw is a number)
                 span = arith.INLINE_PLAIN.format(x=f"({args[1]} - {args[0]})", y=f"{U}()",
                                                  op="*")
-                return self.arith("Add", None, args[0], span)
+                return self.arith("Add", e.args[0], args[0], span)
             return f"_duni({U}, {args[0]}, {args[1]})"
         if e.dist == "Bernoulli":
             return f"_dber({U}, {args[0]})"
@@ -245,6 +246,34 @@ class ExprCompiler:
         if fun == "Price":
             return f"S.fn_price({st(0, 'stage')}, {ex(1)}, {ex(2)})"
         return f"S.fn_{FUN_NAME[fun]}({st(0, 'pool')})"
+
+
+_PACK = struct.Struct("<d").pack
+
+
+def expr_key(e):
+    """A hashable key equal for equal expressions, built without recursion.
+
+    Not ``e`` itself (``Num(-0.0) == Num(0.0)``, but they differ, and a NaN is never equal
+    to itself), nor ``repr(e)``: the dataclasses' ``__repr__``, ``__eq__`` and ``__hash__``
+    recurse through C, and a program nested thousands of levels deep would overflow the C
+    stack (a crash, not an error). Floats are keyed by their bits."""
+    out = []
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        t = type(x)
+        if t is float:
+            out.append(_PACK(x))
+        elif t is tuple or t is list:
+            out.append(len(x))
+            stack.extend(reversed(x))
+        elif x is None or t is int or t is str or t is bool:
+            out.append(x)
+        else:  # an IR node: a dataclass with slots
+            out.append(t.__name__)
+            stack.extend(reversed([getattr(x, f) for f in t.__slots__]))
+    return tuple(out)
 
 
 def pure(e):
