@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip --disable-pip-version-check --quiet
 SHARED ?= ../shared
 
-.PHONY: run test test-slow conformance bench clean
+.PHONY: run test test-slow conformance bench drt clean
 
 run: $(VENV)/.installed
 	$(BIN)/serq check examples/flagship.sq
@@ -32,6 +32,13 @@ bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/bench_run.py
 	$(BIN)/python benchmarks/bench_step.py
 	$(BIN)/python benchmarks/bench_compile.py
+
+# differential random testing (formal.md §5): the fixed 200 cases, serq.sim vs serq.ref, and
+# the simulator's observations against pyserq 0.1.2's recorded digests (three-way, no oracle run);
+# then the 333-session replay of §5.2 under its three costs, with both run times
+drt: $(VENV)/.installed
+	$(BIN)/serq drt --cases 200
+	$(BIN)/serq drt --replay
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)

@@ -174,12 +174,19 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--dump", metavar="DIR", type=_directory,
                      help="also write every observation's records to DIR/NAME.csv "
                           "(time,session,turn,value); DIR is created if needed")
+    run.add_argument("--semantics", choices=("sim", "ref"), default="sim",
+                     help="sim: the simulator (default); ref: the reference semantics serq.ref "
+                          "(the IR-10 fragment only, exact; time averages not reported)")
     out.add_argument("--plan", metavar="PLAN",
                      help="also write the first step stage's per-iteration plan (slices and "
                           "pool events) to PLAN as JSON Lines, for `serq numerics check` "
                           "(docs/numerics.md)")
     from serq.cli_report import add_output_options
     add_output_options(out)
+    run.add_argument("--check", action="store_true",
+                     help="assert the invariant monitors (docs/formal.md) at every event and "
+                          "iteration; a broken invariant is a run error; on success a line on "
+                          "stderr says what was checked")
     run.set_defaults(func=cmd_run, parser=run)
 
     from serq.cli_trace import add_parser as add_trace
@@ -188,12 +195,17 @@ def build_parser() -> argparse.ArgumentParser:
     trace_import.set_defaults(func=cmd_trace_import, parser=trace_import)
     from serq.cli_sweep import add_commands as add_sweep_commands
     add_sweep_commands(sub)
+    from serq.cli_drt import add_parser as add_drt
+    add_drt(sub)
     from serq.cli_verify import add_command as add_verify_command
     add_verify_command(sub)
     from serq.cli_plot import add_command as add_plot_command
     add_plot_command(sub)
     from serq.cli_numerics import add_parsers as add_numerics
-    add_numerics(sub, _count)
+    add_numerics(sub, _count, _add_program_options, load, _real)
+    from serq.cli_draw import add_parser as add_draw
+    draw = add_draw(sub, _assignment)
+    draw.set_defaults(func=cmd_draw, parser=draw)
     return parser
 
 
@@ -300,11 +312,28 @@ def cmd_run(args) -> int:
     if args.dump is not None:
         _prepare_dump(args.dump)  # before the run: nothing computed is lost
     _timed_trace_note(program)
+    if args.semantics == "ref" and getattr(args, "plan", None) is not None:
+        raise ValueError("--plan records the simulator's iterations: it needs --semantics sim")
+    if args.semantics == "ref" and args.check:
+        raise ValueError("--check monitors the simulator's run: it needs --semantics sim")
+    monitors = None
+    if args.check:
+        from serq.sim.monitors import Monitors
+        monitors = Monitors(program)
     with _Progress(sys.stderr), _plan_recorder(args, program) as hooks:
-        report = serq.run(program) if hooks is None else serq.run(program, hooks=hooks)
+        if monitors is not None:
+            from serq.sim.hooks import Tee
+            hooks = monitors if hooks is None else Tee(monitors, hooks)
+        if args.semantics == "ref":
+            import serq.ref
+            report = serq.ref.run(program)
+        else:
+            report = serq.run(program) if hooks is None else serq.run(program, hooks=hooks)
     _out(render_report(args, report))
     if args.dump is not None:
         _dump(report, args.dump, args.dump_gauges, args.dump_format)
+    if monitors is not None:
+        _err(f"{PROG}: check: {monitors.describe()}\n")
     stuck = [(_member(p), p.stuck) for p in report.pools if p.stuck]
     if stuck:  # the report is out; say why the status is 1
         total = sum(n for _, n in stuck)
@@ -314,6 +343,11 @@ def cmd_run(args) -> int:
              f"making any progress: a possible livelock)\n")
         return EXIT_INPUT
     return EXIT_OK
+
+
+def cmd_draw(args) -> int:
+    from serq.cli_draw import cmd_draw as run_draw
+    return run_draw(args, _out, _err)
 
 
 class _plan_recorder:

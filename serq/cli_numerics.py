@@ -12,13 +12,16 @@ import os
 import sys
 
 
-def add_parsers(sub, positive_int):
-    """Register ``serq numerics {check,cost}`` on the top-level subparsers."""
+def add_parsers(sub, positive_int, program_options=None, load=None, real=float):
+    """Register ``serq numerics {check,cost}`` on the top-level subparsers (serq/cli.py
+    passes its option helpers and its program loader, so `cost` reads FILE like `run`)."""
     top = sub.add_parser("numerics", help="batch-invariant inference: check plans, price determinism",
                          description="Batch-invariant inference on a tiny seeded model "
                                      "(docs/numerics.md).")
     nsub = top.add_subparsers(dest="numerics_command", metavar="COMMAND", required=True)
     add_check_parser(nsub, positive_int)
+    if program_options is not None:
+        add_cost_parser(nsub, positive_int, program_options, load, real)
     top.set_defaults(parser=top)
     return top
 
@@ -57,6 +60,79 @@ def add_check_parser(sub, positive_int):
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_check, parser=p)
     return p
+
+
+def add_cost_parser(sub, positive_int, program_options, load, real):
+    p = sub.add_parser(
+        "cost", help="price determinism modes for a program with a step stage",
+        description="Run FILE once per determinism mode, each time with the first step stage's "
+                    "cost rewritten for the mode (none: as written; batch_invariant: times "
+                    "--multiplier; dvr: verify slices of --window tokens in groups of --group "
+                    "for a --fraction of decode tokens, plus rollback recompute at --rollback "
+                    "per verify), with the same seed, and compare the runs. The program and its "
+                    "IR are not changed.")
+    program_options(p, run_settings=True)
+    g = p.add_argument_group("determinism modes")
+    g.add_argument("--modes", default="none,batch_invariant,dvr", metavar="LIST",
+                   help="comma-separated modes to run (default: none,batch_invariant,dvr)")
+    g.add_argument("--multiplier", type=real, default=1.34, metavar="M",
+                   help="batch_invariant: step cost multiplier (default 1.34, SGLang's overhead)")
+    g.add_argument("--window", type=positive_int, default=8, metavar="W", help="dvr: verify window")
+    g.add_argument("--group", type=positive_int, default=8, metavar="G", help="dvr: requests per verify pass")
+    g.add_argument("--fraction", type=real, default=1.0, metavar="F",
+                   help="dvr: fraction of decode tokens that ask for determinism (default 1)")
+    g.add_argument("--rollback", type=real, default=0.01, metavar="R",
+                   help="dvr: rollbacks per verify (default 0.01; measure it with "
+                        "`serq numerics check --dvr`)")
+    p.set_defaults(func=lambda args: cmd_cost(args, load), parser=p)
+    return p
+
+
+def cmd_cost(args, load) -> int:
+    import serq
+    from serq.numerics.cost import Mode, price, summary_rows
+    kinds = [m.strip() for m in args.modes.split(",") if m.strip()]
+    bad = [k for k in kinds if k not in ("none", "batch_invariant", "dvr")]
+    if bad or not kinds:
+        raise ValueError(f"--modes: unknown mode {bad[0] if bad else '(none given)'!r} "
+                         "(none, batch_invariant, dvr)")
+    if not args.multiplier > 0 or not 0 <= args.fraction <= 1 or not 0 <= args.rollback <= 1:
+        raise ValueError("--multiplier must be > 0, --fraction and --rollback in [0, 1]")
+    modes = [Mode(k, args.multiplier, args.window, args.group, args.fraction, args.rollback) for k in kinds]
+    program = load(args)
+    rows = summary_rows(program, price(program, modes, serq.run))
+    sys.stdout.write(format_cost(args.file, program, rows))
+    return 0
+
+
+def format_cost(path, program, rows):
+    from serq.numerics.cost import step_stage
+    _, stage = step_stage(program)
+    names = list(rows[0]["observations"])
+    base = rows[0]
+
+    def cell(v, b):
+        if v != v:
+            return "nan"
+        ratio = f" (x{v / b:.3g})" if b and b == b and row is not base else ""
+        return f"{v:.4g}{ratio}"
+
+    out = [f"determinism cost of {path}: step stage {stage.name}, seed {program.seed}, "
+           f"horizon {program.horizon:g}, warm-up {program.warmup:g} (same seed for every mode)",
+           ""]
+    head = ["mode", "iterations", f"{stage.name} throughput", "sessions ended"] + [f"{n} mean" for n in names]
+    table = [head]
+    for row in rows:
+        table.append([row["mode"], str(row["iterations"]), cell(row["throughput"], base["throughput"]),
+                      cell(row["ended"], base["ended"])] +
+                     [cell(row["observations"][n], base["observations"][n]) for n in names])
+    widths = [max(len(r[i]) for r in table) for i in range(len(head))]
+    for r in table:
+        out.append("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+    out.append("")
+    out.append("ratios are against the first mode; the program and its IR are unchanged "
+               "(the cost is rewritten in memory: docs/numerics.md)")
+    return "\n".join(out) + "\n"
 
 
 def _requests_arg(text):
@@ -121,8 +197,8 @@ def format_report(report, args, plan, total):
         out.append(f"DVR: fast path {report.kernels}, verifier and reference {report.reference}, "
                    f"window {args.dvr}, group {args.group}")
     out.append("")
-    out.append(f"{'request':<10} {'prompt':>6} {'tokens':>6}  {'stream':<8} {'logits':<10} "
-               f"{'kv':<6} first divergence")
+    out.append(f"{'request':<9} {'prompt':>6} {'tokens':>6} {'chunks':>6} {'preempt':>7} {'hits':>4} "
+               f"{'batch':>5}  {'stream':<8} {'logits':<10} {'kv':<6} first divergence")
     for r in rows:
         if report.dvr is None:
             logits = "bit-equal" if r.logits_bit_equal else "differ"
@@ -134,7 +210,8 @@ def format_report(report, args, plan, total):
             logits = kv = "-"
             stream = "equal" if r.committed_equal else "DIFFERS"
             div = "-"
-        out.append(f"{r.request:<10} {r.prompt:>6} {r.generated:>6}  {stream:<8} {logits:<10} {kv:<6} {div}")
+        out.append(f"{r.request:<9} {r.prompt:>6} {r.generated:>6} {r.chunks:>6} {r.preemptions:>7} "
+                   f"{r.prefix_hits:>4} {r.max_batch:>5}  {stream:<8} {logits:<10} {kv:<6} {div}")
     out.append("")
     good = sum(1 for r in rows if r.invariant)
     n = len(report.requests)
@@ -184,6 +261,8 @@ def report_json(report, args, total):
                                invariant=r.invariant, tokens_equal=r.tokens_equal,
                                logits_bit_equal=r.logits_bit_equal, kv_consistent=r.kv_consistent,
                                token_divergence=r.token_divergence, compared=r.compared,
-                               committed_equal=r.committed_equal,
+                               committed_equal=r.committed_equal, chunks=r.chunks,
+                               preemptions=r.preemptions, prefix_hits=r.prefix_hits,
+                               max_batch=r.max_batch,
                                first_divergence=div(r.first_divergence))
                           for r in report.requests.values()])

@@ -61,7 +61,7 @@ def add_command(sub) -> None:
 
     sweep = kinds.add_parser("sweep", help="a metric against a knob, with 95%% CI bands",
                              description="Draw a metric's across-replication mean against a "
-                                         "knob with its 95%% CI band, from the summary "
+                                         "knob with its 95% CI band, from the summary "
                                          "`serq sweep --summary` wrote.")
     sweep.add_argument("file", metavar="SUMMARY", help="a sweep summary (.csv or .parquet)")
     sweep.add_argument("--x", required=True, metavar="KNOB", help="the knob on the x axis")

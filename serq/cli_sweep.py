@@ -54,9 +54,15 @@ def add_commands(sub) -> None:
         "sweep", help="run a grid of --set values × seeds; tidy rows and per-point CIs",
         description="Run FILE at every point of the grid given by --set NAME=VALUES (a comma "
                     "list, or START:STOP:STEP with STOP included) with --seeds replications "
-                    "each, in parallel; print each point's across-replication mean ± 95%% "
+                    "each, in parallel; print each point's across-replication mean ± 95% "
                     "Student-t CI, and write one row per (point, seed) with --out.")
     _add_program_options(sweep, run_settings=True)
+    for action in sweep._actions:  # --set takes an axis here, not one expression
+        if action.dest == "sets":
+            action.metavar = "NAME=VALUES"
+            action.help = ("an axis of the grid: a comma list of expressions "
+                           "(kv_blocks=2048,4096) or START:STOP:STEP, STOP included "
+                           "(lam=11:14:0.5); one value is a fixed override (repeatable)")
     _add_engine_options(sweep)
     out = sweep.add_argument_group("output")
     out.add_argument("--out", metavar="FILE",
@@ -72,9 +78,10 @@ def add_commands(sub) -> None:
 
     cap = sub.add_parser(
         "capacity", help="the largest knob value meeting every SLO, by bisection",
-        description="Bisect the let --knob over [--lo, --hi], each probe --seeds "
+        description="Bisect the let --knob over [--lo, --hi] (without them, first find a "
+                    "bracket by doubling or halving), each probe --seeds "
                     "replications, for the largest value at which every --slo holds with "
-                    "confidence (the 95%% CI across replications wholly on the right side of "
+                    "confidence (the 95% CI across replications wholly on the right side of "
                     "the bound). Prints the evidence, one line per probe; the last line is "
                     "the answer.")
     _add_program_options(cap, run_settings=True)
@@ -84,10 +91,13 @@ def add_commands(sub) -> None:
     q.add_argument("--slo", dest="slos", action="append", required=True, metavar="SLO",
                    help="METRIC<BOUND, e.g. ttft.p99<1 (statistics mean, p50, p90, p95, p99; "
                         "operators <, <=, >, >=); repeatable, all must hold")
-    q.add_argument("--lo", type=float, required=True, help="a knob value that meets the SLOs")
-    q.add_argument("--hi", type=float, required=True, help="a knob value that should not")
+    q.add_argument("--lo", type=float, help="a knob value that meets the SLOs")
+    q.add_argument("--hi", type=float, help="a knob value that should not")
+    q.add_argument("--start", type=float, default=1.0,
+                   help="without --lo and --hi: where the doubling/halving search for the "
+                        "bracket starts (default 1; the knob must be positive)")
     q.add_argument("--tol", type=float,
-                   help="stop when the bracket is narrower (default (hi - lo) / 64)")
+                   help="stop when the bracket is narrower (default its width / 64)")
     q.add_argument("--integer", action="store_true", help="the knob takes integer values")
     q.add_argument("--minimize", action="store_true",
                    help="the SLOs hold above some value (e.g. a cache size): find the "
@@ -191,9 +201,10 @@ def format_sweep(result, metrics) -> str:
     for point, summ in zip(result.points, result.summaries):
         rows.append([str(v) for v in point.values()]
                     + [_pm(summ[m].mean, summ[m].ci) for m in metrics])
-    title = (f"serq sweep: {len(result.points)} points × {n} seeds "
+    from serq.cli import _plural
+    title = (f"serq sweep: {_plural(len(result.points), 'point')} × {_plural(n, 'seed')} "
              f"(seeds {result.seeds[0]}–{result.seeds[-1]}); mean ± 95% CI across seeds")
-    return "\n".join(_table(title, header, rows, left=len(result.knobs) or 1))
+    return "\n".join(_table(title, header, rows, left=len(result.knobs)))
 
 
 def _write_outputs(args, result):
@@ -219,9 +230,9 @@ def cmd_capacity(args) -> int:
     slos = [parse_slo(s) for s in args.slos]
     if any(n == args.knob for n, _ in args.sets):
         raise ValueError(f"--knob {args.knob} is also given with --set")
-    for x in (args.lo, args.hi, args.tol):
+    for x in (args.lo, args.hi, args.tol, args.start):
         if x is not None and not math.isfinite(x):
-            raise ValueError("--lo, --hi and --tol must be finite numbers")
+            raise ValueError("--lo, --hi, --start and --tol must be finite numbers")
     source = _source(args, parse_percentiles(args.percentiles))
     from dataclasses import replace
     source = replace(source, sets=tuple(args.sets))
@@ -229,7 +240,8 @@ def cmd_capacity(args) -> int:
     printer = _EvidencePrinter(args.knob, slos, len(seeds))
     _out(printer.header())
     result = capacity_search(source, args.knob, slos, seeds, args.lo, args.hi, tol=args.tol,
-                             integer=args.integer, minimize=args.minimize, jobs=args.jobs,
+                             integer=args.integer, minimize=args.minimize,
+                             start=args.start, jobs=args.jobs,
                              backend=args.backend, address=args.address,
                              on_probe=lambda p: _out(printer.row(p)))
     _out(answer_lines(result))
@@ -267,11 +279,12 @@ def answer_lines(result) -> str:
     """The verdict; its last line is the answer (``KNOB = VALUE``) or says there is none."""
     k = result.knob
     side = "smallest" if result.minimize else "largest"
+    values = [p.value for p in result.probes]
     if result.status == "none":
-        return (f"no value: the SLOs fail already at {k} = {result.probes[0].value:.8g} "
-                f"(--{'hi' if result.minimize else 'lo'})\n")
+        edge = max(values) if result.minimize else min(values)
+        return f"no value: the SLOs fail already at {k} = {edge:.8g}\n"
     if result.status == "range":
-        edge = "--lo" if result.minimize else "--hi"
-        return (f"note: the SLOs hold even at {edge}; the {side} passing value lies beyond "
-                f"the range\n{k} = {result.answer:.8g}\n")
+        edge = min(values) if result.minimize else max(values)
+        return (f"note: the SLOs hold even at {k} = {edge:.8g}, the end of the range; the "
+                f"{side} passing value lies beyond it\n{k} = {result.answer:.8g}\n")
     return f"{side} {k} meeting every SLO (to within the tolerance):\n{k} = {result.answer:.8g}\n"

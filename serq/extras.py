@@ -15,6 +15,7 @@ EXTRAS = {
     "dask": ("dask.distributed",),
     "ray": ("ray",),
     "verify": ("z3", "hypothesis"),
+    "draw": ("cairosvg",),
 }
 
 

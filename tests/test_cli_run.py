@@ -322,7 +322,10 @@ def test_missing_file_exits_1():
     assert "no/such/file.sq" in p.stderr and len(p.stderr.splitlines()) == 1
 
 
-def test_trace_paths_resolve_from_the_working_directory(serq_main, tmp_path):
+def test_trace_paths_resolve_beside_the_program(serq_main, tmp_path):
+    """A program's `trace "F"` is read beside the program file (pyserq 0.1.2:
+    `pyserq.run(pyserq.compile('/tmp/trt2/tr.sq'))` run from another directory reads
+    /tmp/trt2/t.csv and observes n twice, mean 4); `--trace F` from the working directory."""
     (tmp_path / "t.csv").write_text("session,turn,new,out,think\n0,0,5,2,1\n0,1,3,4,0\n",
                                     encoding="utf-8")
     src = tmp_path / "tr.sq"
@@ -336,11 +339,15 @@ def test_trace_paths_resolve_from_the_working_directory(serq_main, tmp_path):
     assert here.returncode == 0, here.stderr
     n = json.loads(here.stdout)["observes"]["n"]
     assert (n["count"], n["mean"]) == (2, 4)  # new = 5, then 3
-    # from another directory `t.csv` is not found, even though the program lies beside it
+    # from another directory too: `t.csv` lies beside the program
     away = serq_main("run", str(src), "--json", cwd=ROOT)
-    assert (away.returncode, away.stdout) == (1, "")
-    assert "t.csv" in away.stderr and len(away.stderr.splitlines()) == 1
-    no_traceback(away)
+    assert away.returncode == 0, away.stderr
+    assert json.loads(away.stdout)["observes"]["n"] == n
+    # `--trace t.csv` is read from the working directory, where there is none
+    lost = serq_main("run", str(src), "--json", "--trace", "t.csv", cwd=ROOT)
+    assert (lost.returncode, lost.stdout) == (1, "")
+    assert "t.csv" in lost.stderr and len(lost.stderr.splitlines()) == 1
+    no_traceback(lost)
     # --trace replaces the path, again relative to the working directory
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "u.csv").write_text("session,turn,new,out,think\n0,0,9,1,0\n",

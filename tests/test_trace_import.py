@@ -261,7 +261,7 @@ def test_the_committed_conversion_is_current(tmp_path):
 
 def test_the_docs_replay_example(monkeypatch):
     import serq as lib
-    monkeypatch.chdir(os.path.dirname(HERE))  # the trace path is relative to the repository
+    monkeypatch.chdir(os.path.dirname(HERE))  # any directory: the trace is read beside the program
     monkeypatch.chdir("..")
     rep = lib.run(lib.compile(sample("engine_trace.sq")))
     assert (rep.arrivals, rep.ended, rep.turns, rep.events) == (6, 6, 6, 427)

@@ -9,14 +9,16 @@ from serq.sim.run import run as sim_run
 
 
 @deep
-def run(program, *, hooks=None):
+def run(program, *, hooks=None, check=False):
     """Run ``program`` (a ``serq.Program``) and return its ``Report``; a program with claims
     gets its claims' results in ``Report.claims`` (and the report's ``claims`` section).
-    ``hooks``: an observer of the run (``serq.sim.hooks``), called as well."""
+    ``hooks``: an observer of the run (``serq.sim.hooks``), called as well. ``check``: the
+    invariant monitors (``serq.sim.monitors``) at every event and iteration."""
     if not (isinstance(program, T.Program) and program.claims):
-        return sim_run(program, hooks=hooks)
+        return sim_run(program, hooks=hooks, check=check)
     monitor = ClaimMonitor(program)
-    report = sim_run(program, hooks=monitor if hooks is None else Both(monitor, hooks))
+    report = sim_run(program, hooks=monitor if hooks is None else Both(monitor, hooks),
+                     check=check)
     report.claims = monitor.results
     return report
 

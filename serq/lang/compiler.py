@@ -33,6 +33,18 @@ def compile(path=None, *, source=None, sets=None, defs=None, seed=None, horizon=
     """Compile a serQ program given by ``path`` or as ``source`` text (pyserq's API)."""
     path, trace = check_arguments(path, source, sets, defs, seed, horizon, warmup, arrivals,
                                   trace)
+    return _compile(path, source, sets, defs, seed, horizon, warmup, arrivals, trace)
+
+
+def compile_view(path=None, *, source=None, sets=None, defs=None) -> T.Program:
+    """The program compiled for its deployment view (``serq draw``; pyserq 0.1.3's
+    ``load_drawn``): the session block is what one request runs — the `server` block when
+    the workload's session says `request;`, else the session itself."""
+    path, _ = check_arguments(path, source, sets, defs, None, None, None, None, None)
+    return _compile(path, source, sets, defs, None, None, None, None, None, view=True)
+
+
+def _compile(path, source, sets, defs, seed, horizon, warmup, arrivals, trace, view=False):
     if (path is None) == (source is None):
         raise CompileError("compile: give exactly one of `path` and `source=`")
     sets = dict(sets or {})
@@ -62,7 +74,7 @@ def compile(path=None, *, source=None, sets=None, defs=None, seed=None, horizon=
                 f"unknown --def `{name}`\nhelp: --def replaces the body of a declared "
                 f"`def NAME(...) = expr;`; the program declares: "
                 f"{', '.join(declared) if declared else 'none'}")
-    session = assemble(parser, parsed)
+    session = assemble(parser, parsed, view)
     check_defs(parsed)
     check_hoisted(parsed, session)
     opts = {"seed": None if seed is None else int(seed),
@@ -79,7 +91,7 @@ def compile(path=None, *, source=None, sets=None, defs=None, seed=None, horizon=
             check_claims(prog)
     except ValueError as e:
         raise CompileError(str(e)) from None
-    if base_dir is not None:
+    if base_dir is not None and trace is None:  # the trace= argument is read from the cwd
         object.__setattr__(prog, "base_dir", base_dir)
     return prog
 
@@ -195,7 +207,7 @@ def parse_expression(text, context):
 # assembly: one session statement list
 
 
-def assemble(parser, parsed):
+def assemble(parser, parsed, view=False):
     from serq.lang.queue_decl import expand_calls, gateway_of
     w = parsed.workload
     wl_session = w.session if w is not None else None
@@ -234,6 +246,12 @@ def assemble(parser, parsed):
     if server is not None:
         expand_calls(parser, server[0])
     expand_calls(parser, wl_session)
+    if view:  # what one request runs: the server, or the first gateway's route, after
+        # the client's `set`s (so that the attributes it reads are known; they draw nothing)
+        sets = [s for s in all_stmts(wl_session) if type(s) is A.SetS]
+        if server is not None:
+            return sets + list(server[0])
+        return sets + splice(parser, [requests[0]], [])
     return splice(parser, wl_session, server[0] if server else [])
 
 

@@ -63,6 +63,10 @@ class RequestResult:
     token_divergence: int | None = None     # first position whose token differs
     compared: int = 0                       # aligned logit comparisons
     committed_equal: bool | None = None     # DVR runs: committed stream == reference
+    chunks: int = 0                         # prefill slices in the plan
+    preemptions: int = 0
+    prefix_hits: int = 0
+    max_batch: int = 0                      # most requests sharing one of its iterations
 
     @property
     def invariant(self):
@@ -204,6 +208,21 @@ class Replay:
                                               fp.hex32(logits[worst]), eps, ref_tok, tok)
 
 
+def _schedule_facts(plan, results):
+    """What the plan did to each replayed request (chunks, preemptions, hits, batch sizes)."""
+    for st in plan.steps:
+        for e in st.events:
+            r = results.get(e.request)
+            if r is not None:
+                r.preemptions += e.kind == "preempt"
+                r.prefix_hits += e.kind == "prefix_hit"
+        for s in st.slices:
+            r = results.get(s.request)
+            if r is not None:
+                r.chunks += s.kind == "prefill"
+                r.max_batch = max(r.max_batch, len(st.slices))
+
+
 def plan_requests(plan: Plan):
     """{request: (prompt length, generated tokens)} in order of first appearance: the prompt
     ends where the first decode starts; a request generates one token per position past it."""
@@ -258,6 +277,8 @@ def check_plan(plan: Plan, kernels="exact", model=None, requests=None, dvr=None,
     reference = ReferenceDecoder(model, ref_kernels, log, ties)
     for rid in chosen:
         report.requests[rid] = RequestResult(rid, info[rid][0])
+    _schedule_facts(plan, report.requests)
+    for rid in chosen:
         if ties is not None:            # calibrate every planted tie on the reference first
             ties.register(rid, info[rid][0])
             reference.stream(rid, prompts[rid], info[rid][1])

@@ -71,8 +71,14 @@ def bf16_round(x):
     into infinity)."""
     require_f32("bf16_round", x)
     u = x.view(np.uint32)
-    r = (u + (np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1)))) & np.uint32(0xFFFF0000)
-    r = np.where(np.isnan(x), u | np.uint32(0x00400000), r).astype(np.uint32)
+    r = u >> np.uint32(16)
+    r &= np.uint32(1)
+    r += np.uint32(0x7FFF)
+    r += u
+    r &= np.uint32(0xFFFF0000)
+    nan = np.isnan(x)
+    if nan.any():
+        r = np.where(nan, u | np.uint32(0x00400000), r).astype(np.uint32)
     return r.view(np.float32)
 
 

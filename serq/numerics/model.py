@@ -98,12 +98,13 @@ class TinyCausalLM:
             q = qkv[:, :c.d].reshape(shape) * self.q_scale
             k = qkv[:, c.d:2 * c.d].reshape(shape)
             v = qkv[:, 2 * c.d:].reshape(shape)
-            att = np.empty((len(toks), c.heads, c.head_dim), dtype=np.float32)
+            items = []
             for i, (cache, _, start) in enumerate(slices):
                 a, b = offsets[i], offsets[i + 1]
                 cache.write(li, start, k[a:b], v[a:b])
                 kc, vc = cache.read(li, start + sizes[i])
-                att[a:b] = kernels.attention(q[a:b], kc, vc, start, step)
+                items.append((q[a:b], kc, vc, start))
+            att = np.concatenate(kernels.attention_many(items, step))
             att = self._round(att.reshape(len(toks), c.d))
             x = self._round(x + self._round(kernels.matmul(att, L["wo"], step)))
             h = self._round(kernels.rmsnorm(x, L["g2"], c.eps, step))

@@ -200,7 +200,7 @@ class Schedule:
 
     def reduce(self, values, axis=-1, combine=np.add):
         """Vectorised evaluation of ``self.tree()`` (bit-equal to ``evaluate``)."""
-        v = np.moveaxis(values, axis, -1)
+        v = values if axis in (-1, values.ndim - 1) else np.moveaxis(values, axis, -1)
         if v.shape[-1] != self.n:
             raise ValueError(f"{self}: got {v.shape[-1]} values")
         if self.kind == "pairwise":

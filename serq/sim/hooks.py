@@ -26,8 +26,9 @@ need (every method here does nothing), or pass any object with all these methods
   after it went back to the queue; ``computed`` is the position it had reached.
 * ``on_evict(pool, need, before, evicted, sim)``: ``make_room`` evicted (§10): ``before`` is
   ``(used, cached, [(key, size, last, seq), ...])`` of the pool just before (entries in the
-  pool's order), ``evicted`` is ``[(key, units), ...]`` in eviction order (per entry, the
-  units it lost), ``need`` the room asked for.
+  pool's order), ``evicted`` is ``[(key, units), ...]``, per entry the units it lost, in
+  the pool's entry order (for ``evict lru``, the order it evicts in); ``need`` the room
+  asked for.
 * ``on_end(sim)``: once, after the last event, before the report is built (not on a run
   error).
 * ``on_attach(sim)``: once, when the run is set up, before anything happens (no session yet;
@@ -144,17 +145,40 @@ class Iteration:
       happened in the pools since the previous iteration of any step stage was formed, up
       to this one's formation (so the admissions that fed this batch and the preemptions its
       growth caused); ``key`` is the owner's serial or a dead entry's key (>= 2**62).
+      ``admitted_during`` and ``preempted_during`` count those that happened while this
+      batch was being formed (an admission by the engine, a preemption its growth caused).
     * ``finished``: ``[(serial, job)]`` of the jobs it finished, filled when it ends.
     """
     __slots__ = ("stage", "stage_name", "number", "start", "end", "ended", "budget", "chunk",
                  "cost", "slices", "tokens", "prefilled", "decoders", "residents", "demand",
                  "demand_uncapped", "served_before", "arrived", "admitted", "prefix_hits",
-                 "preempted", "evictions", "finished")
+                 "preempted", "evictions", "finished", "admitted_during", "preempted_during")
 
     def __repr__(self):
         return (f"Iteration(stage={self.stage_name!r}, number={self.number}, start={self.start},"
                 f" end={self.end}, tokens={self.tokens}, slices={len(self.slices)}, "
                 f"demand={self.demand})")
+
+
+class Tee(Hooks):
+    """Several observers as one: each call goes to each, in order."""
+
+    def __init__(self, *observers):
+        self.observers = observers
+        self.early_observations = any(getattr(o, "early_observations", False)
+                                      for o in observers)
+        for name in ("on_start", "on_event", "on_iteration", "on_iteration_end", "on_admit",
+                     "on_preempt", "on_evict", "on_end", "on_attach", "on_session",
+                     "on_batch"):
+            calls = [f for f in (getattr(o, name, None) for o in observers) if f is not None]
+            setattr(self, name, self._fan(calls))
+
+    @staticmethod
+    def _fan(calls):
+        def call(*args):
+            for c in calls:
+                c(*args)
+        return call
 
 
 class HookBus:
@@ -173,6 +197,8 @@ class HookBus:
         self.log_hits = []
         self.log_preempted = []
         self.log_evictions = []
+        self.n_admitted = 0  # admissions (per pool) so far; preemptions so far
+        self.n_preempted = 0
 
     # -- events ------------------------------------------------------------------------------
     def before(self, ev):
@@ -204,11 +230,11 @@ class HookBus:
             o = j.owner
             res.append((j.id, o.serial if o is not None else None, j.decode, j.work,
                         wants(j, chunk)))
-        self.pre[stage.index] = (budget, chunk, res)
+        self.pre[stage.index] = (budget, chunk, res, self.n_admitted, self.n_preempted)
 
     def iter_launch(self, stage, assign, cost, sums):
         sim = self.sim
-        budget, chunk, res = self.pre.pop(stage.index)
+        budget, chunk, res, n_admitted, n_preempted = self.pre.pop(stage.index)
         it = Iteration()
         it.stage = stage.index
         it.stage_name = stage.decl.name
@@ -237,6 +263,8 @@ class HookBus:
         it.preempted, self.log_preempted = self.log_preempted, []
         it.evictions, self.log_evictions = self.log_evictions, []
         it.finished = []
+        it.admitted_during = self.n_admitted - n_admitted
+        it.preempted_during = self.n_preempted - n_preempted
         stage.hook_iteration = it
         self.obs.on_iteration(it, sim)
 
@@ -270,12 +298,14 @@ class HookBus:
     def admit(self, s, entries):
         sim = self.sim
         for e in entries:
+            self.n_admitted += 1
             self.log_admitted.append((s.serial, e.pool))
             if e.pos > 0:
                 self.log_hits.append((s.serial, e.pool, e.pos))
             self.obs.on_admit(s.serial, e.pool, e.alloc, e.pos, sim)
 
     def preempt(self, s, pool, computed):
+        self.n_preempted += 1
         self.log_preempted.append((s.serial, pool))
         self.obs.on_preempt(s.serial, pool, computed, self.sim)
 
@@ -292,8 +322,6 @@ class HookBus:
             if left < size:
                 evicted.append((key, size - left))
                 self.log_evictions.append((pl.index, key, size - left))
-        # in eviction order: the order the pool evicts in is its key order, which the
-        # monitors check; here the entries keep the pool's order, LRU for `evict lru`
         self.obs.on_evict(pl.index, need, before, evicted, self.sim)
 
     def attach(self):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import os
 
 from serq.deep import deep
 from serq.errors import SerqError, SimulationError
@@ -11,13 +12,22 @@ from serq.ir.validate import validate
 NAN = math.nan
 
 
+def trace_path(program):
+    """Where the program's trace is read: a program compiled from a file remembers the file's
+    directory and reads a relative `trace "F"` there, as pyserq 0.1.2 does (`Path::join`:
+    ``sub/x.sq`` reads ``sub/F``; ir.md §7); a program from source text, from JSON, or given
+    ``trace=`` reads it relative to the current directory."""
+    base = program.base_dir
+    return program.trace if base is None else os.path.join(base, program.trace)
+
+
 def _load_trace(program):
     """The program's trace (a ``serq.trace.Trace``) or ``None``."""
     if program.trace is None:
         return None
     from serq.trace import load_trace
     try:
-        return load_trace(program.trace)
+        return load_trace(trace_path(program))
     except SerqError as e:
         raise SimulationError(str(e)) from None
 
@@ -38,11 +48,13 @@ def check_program(program):
 
 
 @deep
-def run(program, *, hooks=None):
+def run(program, *, hooks=None, check=False):
     """Run ``program`` (a ``serq.Program``) and return its ``Report``.
 
     ``hooks``: an observer (``serq.sim.hooks.Hooks``) called at every event and every
-    iteration of a step stage; None (the default) runs without any."""
+    iteration of a step stage; None (the default) runs without any. ``check``: assert the
+    invariant monitors (``serq.sim.monitors``, formal.md §6.4) at every event and
+    iteration; a broken one raises ``SimulationError``."""
     from serq.sim.engine import Sim
     check_program(program)
     trace = _load_trace(program)
@@ -50,6 +62,11 @@ def run(program, *, hooks=None):
         sim = Sim(program)
     else:
         sim = Sim(program, trace.sessions, trace.times)
+    if check:
+        from serq.sim.hooks import Tee
+        from serq.sim.monitors import Monitors
+        monitors = Monitors(program)
+        hooks = monitors if hooks is None else Tee(monitors, hooks)
     if hooks is not None:
         from serq.sim.hooks import HookBus
         sim.hooks = HookBus(sim, hooks)

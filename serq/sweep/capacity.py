@@ -110,27 +110,34 @@ def _check_metrics(slos, metrics, knob):
                              f"OBSERVATION.STAT with STAT one of {', '.join(STATISTICS)})")
 
 
-def capacity_search(source, knob, slos, seeds, lo, hi, *, tol=None, integer=False,
-                    minimize=False, jobs=None, backend="process", address=None,
+MAX_STEPS = 30  # doublings or halvings when bracketing: a factor of about 10^9
+
+
+def capacity_search(source, knob, slos, seeds, lo=None, hi=None, *, tol=None, integer=False,
+                    minimize=False, start=1.0, jobs=None, backend="process", address=None,
                     on_probe=None) -> CapacityResult:
-    """Bisect ``knob`` over ``[lo, hi]`` (see the module docstring). ``on_probe(probe)`` is
-    called after each probe (the CLI prints the evidence as it comes)."""
-    if not lo < hi:
-        raise ValueError(f"need --lo < --hi (got {lo:g} and {hi:g})")
+    """Bisect ``knob`` over ``[lo, hi]`` (see the module docstring). Without both ``lo`` and
+    ``hi`` the bracket is found first, by doubling or halving from the one given (else from
+    ``start``), which needs a positive knob. ``on_probe(probe)`` is called after each probe
+    (the CLI prints the evidence as it comes)."""
     if len(seeds) < 2:
         raise ValueError("a confidence interval needs at least 2 seeds (--seeds)")
-    if integer:
-        lo, hi = int(math.ceil(lo)), int(math.floor(hi))
-        tol = 1
-    elif tol is None:
-        tol = (hi - lo) / 64.0
-    if not tol > 0:
+    bracketed = lo is not None and hi is not None
+    if bracketed and not lo < hi:
+        raise ValueError(f"need --lo < --hi (got {lo:g} and {hi:g})")
+    if not bracketed:
+        start = lo if lo is not None else hi if hi is not None else start
+        if not start > 0:
+            raise ValueError("finding the bracket by doubling needs a positive start: "
+                             "give --lo and --hi")
+    if tol is not None and not tol > 0:
         raise ValueError("--tol must be positive")
-    for x in (lo, hi):  # a bad knob name or value fails here, with the compiler's message
-        load_program(source, ((knob, x),))
+    for x in ((lo, hi) if bracketed else (start,)):  # a bad knob fails here, as compiled
+        load_program(source, ((knob, _value(x, integer)),))
     probes = []
 
     def probe(x):
+        x = _value(x, integer)
         tasks = [Task(source, ((knob, x),), s) for s in seeds]
         rows = run_tasks(tasks, jobs=jobs, backend=backend, address=address)
         if not probes:
@@ -143,11 +150,26 @@ def capacity_search(source, knob, slos, seeds, lo, hi, *, tol=None, integer=Fals
             on_probe(p)
         return p.passed
 
-    good, bad = (hi, lo) if minimize else (lo, hi)
-    if not probe(good):
-        return CapacityResult(knob, slos, seeds, probes, None, "none", minimize)
-    if probe(bad):
-        return CapacityResult(knob, slos, seeds, probes, bad, "range", minimize)
+    def result(answer, status):
+        return CapacityResult(knob, slos, seeds, probes, answer, status, minimize)
+
+    if bracketed:
+        good, bad = (hi, lo) if minimize else (lo, hi)
+        if integer:
+            good, bad = _value(good, True), _value(bad, True)
+        if not probe(good):
+            return result(None, "none")
+        if probe(bad):
+            return result(bad, "range")
+    else:
+        found = _bracket(probe, _value(start, integer), 0.5 if minimize else 2.0, integer)
+        if found[0] is None or found[1] is None:
+            return result(found[0], "none" if found[0] is None else "range")
+        good, bad = found
+    if integer:
+        tol = 1
+    elif tol is None:
+        tol = abs(bad - good) / 64.0
     while abs(bad - good) > tol:
         mid = (good + bad) // 2 if integer else (good + bad) / 2.0
         if mid in (good, bad):
@@ -156,4 +178,40 @@ def capacity_search(source, knob, slos, seeds, lo, hi, *, tol=None, integer=Fals
             good = mid
         else:
             bad = mid
-    return CapacityResult(knob, slos, seeds, probes, good, "found", minimize)
+    return result(good, "found")
+
+
+def _value(x, integer):
+    return int(round(x)) if integer else float(x)
+
+
+def _bracket(probe, start, factor, integer):
+    """``(good, bad)``: a passing and a failing value, found by multiplying ``start`` by
+    ``factor`` (towards failing) or dividing it (towards passing); ``(good, None)`` when
+    nothing fails within :data:`MAX_STEPS`, ``(None, bad)`` when nothing passes."""
+    def step(x, f):
+        y = x * f
+        if integer:
+            y = int(round(y))
+            if y == x:
+                y = x + (1 if f > 1 else -1)
+            if y < 1:
+                return None
+        return y
+
+    x = start
+    if probe(x):
+        for _ in range(MAX_STEPS):
+            y = step(x, factor)
+            if y is None or not probe(y):
+                return (x, y) if y is not None else (x, None)
+            x = y
+        return (x, None)
+    for _ in range(MAX_STEPS):
+        y = step(x, 1.0 / factor)
+        if y is None:
+            return (None, x)
+        if probe(y):
+            return (y, x)
+        x = y
+    return (None, x)

@@ -66,10 +66,28 @@ def parse_axis(text: str) -> Axis:
     m = _RANGE.match(values)
     if m:
         return Axis(name, _range(*m.groups(), where))
-    items = [v.strip() for v in values.split(",")]
+    items = [v.strip() for v in _split_top(values)]
     if any(not v for v in items):
         raise ValueError(f"{where}: an empty value in the list")
     return Axis(name, items)
+
+
+def _split_top(text):
+    """Split on the commas outside parentheses and brackets (``max(1, 2),3`` is two
+    values)."""
+    out, depth, cur = [], 0, []
+    for c in text:
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        if c == "," and depth == 0:
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(c)
+    out.append("".join(cur))
+    return out
 
 
 def grid_points(axes) -> list:

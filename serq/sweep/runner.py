@@ -16,7 +16,6 @@ workers finish in: a sweep's output depends only on its arguments.
 """
 from __future__ import annotations
 
-import math
 import os
 
 from serq.sweep.grid import grid_points
@@ -142,13 +141,16 @@ def _run_dask(tasks, jobs, address, tick):
 
 
 def _run_ray(tasks, jobs, address, tick):
+    import logging
+
     import ray
     started = not ray.is_initialized()
-    if started:
+    if started:  # quiet: ray's start-up lines would mix with serq's output on stderr
+        quiet = {"log_to_driver": False, "logging_level": logging.ERROR}
         if address:
-            ray.init(address=address, log_to_driver=False)
+            ray.init(address=address, **quiet)
         else:
-            ray.init(num_cpus=jobs, include_dashboard=False, log_to_driver=False)
+            ray.init(num_cpus=jobs, include_dashboard=False, **quiet)
     try:
         remote = ray.remote(run_task)
         refs = [remote.remote(t) for t in tasks]
@@ -184,7 +186,3 @@ def run_sweep(source, axes, seeds, *, jobs=None, backend="process", address=None
         row.update(metrics)
         rows.append(row)
     return SweepResult(knobs, points, seeds, rows)
-
-
-def finite(x) -> bool:
-    return isinstance(x, (int, float)) and math.isfinite(x)

@@ -173,3 +173,18 @@ def test_dtype_guards(kset):
         k.rmsnorm(x64, G, 1e-5, StepInfo())
     assert k.matmul(X[:3], W, StepInfo(3, 1, 0)).dtype == np.float32
     assert k.rmsnorm(X[:3], G, 1e-5, StepInfo(3, 1, 0)).dtype == np.float32
+
+
+@pytest.mark.parametrize("kset", ["exact", "tiled"])
+def test_b8_batched_decodes_equal_one_by_one(kset):
+    """attention_many vectorises single-query rows across requests: same bits as each alone."""
+    k = get_kernels(kset)
+    rng = np.random.default_rng(4)
+    items = []
+    for p in (0, 31, 32, 33, 70, 5):
+        kv = rng.standard_normal((2, p + 1, 4, 16)).astype(np.float32)
+        items.append((rng.standard_normal((1, 4, 16)).astype(np.float32), kv[0], kv[1], p))
+    items.append((rng.standard_normal((3, 4, 16)).astype(np.float32), *rng.standard_normal((2, 40, 4, 16)).astype(np.float32), 37))
+    many = k.attention_many(items, StepInfo(9, 7, 6))
+    for got, (q, kk, vv, start) in zip(many, items):
+        assert fp.bits_equal(got, k.attention(q, kk, vv, start, StepInfo()))

@@ -5,7 +5,6 @@ analytic capacity lam = 0.8 and the confident answer lies a little below it.
 The hand bisection below uses only `serq.run` and the textbook Student-t interval (the 0.975
 quantile for 3 degrees of freedom from the standard tables), not serq.sweep.
 """
-import math
 import pathlib
 import statistics
 
@@ -80,7 +79,8 @@ def test_no_value_and_beyond_the_range(capsys):
                           "--lo", "0.1", "--hi", "0.3", "--seeds", "2", "--horizon", "800",
                           "--warmup", "10", "-j", "1"])
     out = capsys.readouterr().out
-    assert code == 0 and out.splitlines()[-1] == "lam = 0.3" and "beyond the range" in out
+    assert code == 0 and out.splitlines()[-1] == "lam = 0.3"
+    assert "hold even at lam = 0.3, the end of the range" in out
 
 
 def test_minimize_finds_the_smallest_passing_value(tmp_path, capsys):
@@ -122,3 +122,18 @@ def test_parse_slo():
     s = parse_slo("ttft.p99 <= 1.5")
     assert (s.metric, s.op, s.bound, s.upper) == ("ttft.p99", "<=", 1.5, True)
     assert not parse_slo("x.mean>2").upper
+
+
+def test_without_lo_and_hi_the_bracket_is_found_by_doubling(capsys):
+    common = ["--slo", "response.mean<5", "--seeds", "3", "--horizon", "1500", "--warmup",
+              "100", "-j", "1"]
+    assert serq_cli.main(["capacity", MM1, "--knob", "lam", "--start", "0.1", *common]) == 0
+    out = capsys.readouterr().out.splitlines()
+    probes = [float(line.split()[0]) for line in out[3:-2]]
+    assert probes[:4] == [0.1, 0.2, 0.4, 0.8]  # 0.8 fails: the bracket is [0.4, 0.8]
+    # the rest is the bisection of that bracket with the default tolerance (width / 64)
+    assert serq_cli.main(["capacity", MM1, "--knob", "lam", "--lo", "0.4", "--hi", "0.8",
+                          "--tol", str(0.4 / 64), *common]) == 0
+    out2 = capsys.readouterr().out.splitlines()
+    assert out2[-1] == out[-1]
+    assert [float(line.split()[0]) for line in out2[3:-2]] == [0.4, 0.8] + probes[4:]

@@ -35,3 +35,17 @@ def test_a_missing_extra_is_one_message(monkeypatch, capsys):
     err = capsys.readouterr().err
     assert code == 1
     assert err == "serq sweep needs scipy (pip install 'serq[sweep]')\n"
+
+
+def test_pyproject_extras_match_what_the_code_asks_for():
+    import tomllib
+    from serq.extras import EXTRAS
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = deps["optional-dependencies"]
+    assert deps["dependencies"] == ["numpy"]
+    base = {name: [d.split("[")[0] for d in reqs] for name, reqs in extras.items()}
+    assert set(EXTRAS) <= set(base), "serq.extras names an extra pyproject.toml lacks"
+    test = set(base["test"])
+    for extra in base:
+        assert set(base[extra]) <= test, f"the test extra misses {extra}'s packages"
+    assert {"nbclient", "nbformat", "ipykernel"} <= test

@@ -34,6 +34,7 @@ def test_axis_ranges_include_the_stop_and_lists_keep_expressions():
     assert parse_axis("x=0.1:0.3:0.1").values == (0.1, 0.2, 0.3)
     assert parse_axis("kv_blocks=2048,4096").values == ("2048", "4096")
     assert parse_axis("cap=4*1024,8*1024").values == ("4*1024", "8*1024")
+    assert parse_axis("x=max(1, 2),min(3,4)").values == ("max(1, 2)", "min(3,4)")
     pts = grid_points([parse_axis("a=1,2"), parse_axis("b=3:4:1")])
     assert pts == [{"a": "1", "b": 3}, {"a": "1", "b": 4}, {"a": "2", "b": 3},
                    {"a": "2", "b": 4}]
@@ -159,3 +160,29 @@ def test_ray_backend_on_a_local_cluster_gives_the_same_rows():
     axes = [parse_axis("lam=0.5,0.6")]
     local = run_sweep(source, axes, [1, 2], jobs=1)
     assert run_sweep(source, axes, [1, 2], jobs=2, backend="ray").rows == local.rows
+
+
+def test_progress_bar_on_a_terminal(monkeypatch, capsys):
+    import io
+    import sys
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    term = Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    monkeypatch.delenv("SERQ_PROGRESS", raising=False)
+    assert serq_cli.main(["sweep", MM1, "--set", "lam=0.5,0.6", "--seeds", "3", "-j", "1",
+                          "--horizon", "300", "--warmup", "10"]) == 0
+    text = term.getvalue()
+    import re
+    # tqdm's line: done/total, [elapsed<remaining, rate], redrawn with \r, erased at the end
+    assert re.search(r"\| [0-6]/6 \[\d\d:\d\d<(\?|\d\d:\d\d), [ ?\d.]+run/s\]", text), text
+    assert text.endswith("\r")
+    capsys.readouterr()
+    term2 = Terminal()
+    monkeypatch.setattr(sys, "stderr", term2)
+    assert serq_cli.main(["sweep", MM1, "--set", "lam=0.5", "--seeds", "2", "-j", "1",
+                          "--horizon", "300", "--warmup", "10", "--no-progress"]) == 0
+    assert "/2 [" not in term2.getvalue()

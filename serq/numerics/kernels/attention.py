@@ -23,36 +23,61 @@ QUERY_ROWS = 64  # queries processed together (bounds memory; rows are independe
 def split_attention(q, k, v, positions, bounds, width):
     """q (n, H, dh), k/v (L, H, dh), positions (n,) absolute; bounds: list of (a, b) with
     a_0 = 0, in increasing order. Returns (n, H, dh) float32."""
-    out = np.empty(q.shape, dtype=np.float32)
-    for r in range(0, q.shape[0], QUERY_ROWS):
-        rows = slice(r, r + QUERY_ROWS)
-        out[rows] = _attend(q[rows], k, v, positions[rows], bounds, width)
-    return out
-
-
-def _attend(q, k, v, positions, bounds, width):
-    n, heads, dh = q.shape
-    L = k.shape[0]
     starts = np.array([a for a, _ in bounds], dtype=np.int64)
     ends = np.array([b for _, b in bounds], dtype=np.int64)
     idx = starts[:, None] + np.arange(width, dtype=np.int64)[None, :]          # (J, W)
-    inside = (idx < ends[:, None]) & (idx < L)
+    inside = (idx < ends[:, None]) & (idx < k.shape[0])
     safe = np.where(inside, idx, 0)
     kg, vg = k[safe], v[safe]                                                  # (J, W, H, dh)
-    mask = inside[None] & (idx[None] <= positions[:, None, None])              # (n, J, W)
+    out = np.empty(q.shape, dtype=np.float32)
+    for r in range(0, q.shape[0], QUERY_ROWS):
+        rows = slice(r, r + QUERY_ROWS)
+        pos = positions[rows]
+        mask = inside[None] & (idx[None] <= pos[:, None, None])               # (n, J, W)
+        out[rows] = _attend(q[rows], kg[None], vg[None], mask, starts[None, :] <= pos[:, None])
+    return out
+
+
+def absolute_split_rows(q, caches, positions, split):
+    """Many single-query rows at once, each with its own KV (one decode per request), under
+    the absolute layout: row r attends to ``caches[r]`` = (k, v) at positions 0..p_r. The
+    per-row trees are exactly those of ``split_attention`` with ``absolute_bounds``: padding
+    splits past a row's position are invalid and skipped."""
+    n = q.shape[0]
+    J = max(int(p) // split + 1 for p in positions)
+    heads, dh = q.shape[1:]
+    kg = np.zeros((n, J * split, heads, dh), dtype=np.float32)
+    vg = np.zeros((n, J * split, heads, dh), dtype=np.float32)
+    for r, (k, v) in enumerate(caches):
+        m = min(k.shape[0], J * split)
+        kg[r, :m] = k[:m]
+        vg[r, :m] = v[:m]
+    kg = kg.reshape(n, J, split, heads, dh)
+    vg = vg.reshape(n, J, split, heads, dh)
+    idx = np.arange(J * split, dtype=np.int64).reshape(J, split)
+    pos = np.asarray(positions, dtype=np.int64)
+    mask = idx[None] <= pos[:, None, None]
+    starts = np.arange(0, J * split, split, dtype=np.int64)
+    return _attend(q, kg, vg, mask, starts[None, :] <= pos[:, None])
+
+
+def _attend(q, kg, vg, mask, valid):
+    """q (n, H, dh); kg/vg broadcastable to (n, J, W, H, dh); mask (n, J, W); valid (n, J):
+    the splits each row merges (split 0 always)."""
+    dh = q.shape[-1]
+    width = mask.shape[-1]
     feat = Schedule("pairwise", dh)
     kv = Schedule("pairwise", width)
     with np.errstate(invalid="ignore", over="ignore"):
-        s = feat.reduce(q[:, None, None, :, :] * kg[None], axis=-1)           # (n, J, W, H)
+        s = feat.reduce(q[:, None, None, :, :] * kg, axis=-1)                 # (n, J, W, H)
         s = np.where(mask[..., None], s, NEG_INF)
         m = kv.reduce(s, axis=2, combine=np.maximum)                           # (n, J, H)
         p = np.where(mask[..., None], np.exp(s - m[:, :, None, :]), ZERO)
         lsum = kv.reduce(p, axis=2)                                            # (n, J, H)
-        pv = np.where(mask[..., None, None], p[..., None] * vg[None], ZERO)
+        pv = np.where(mask[..., None, None], p[..., None] * vg, ZERO)
         o = kv.reduce(pv, axis=2)                                              # (n, J, H, dh)
-        valid = starts[None, :] <= positions[:, None]                          # (n, J)
         m_acc, l_acc, o_acc = m[:, 0], lsum[:, 0], o[:, 0]
-        for j in range(1, len(bounds)):
+        for j in range(1, mask.shape[1]):
             ok = valid[:, j][:, None]
             m_new = np.maximum(m_acc, m[:, j])
             alpha = np.exp(m_acc - m_new)

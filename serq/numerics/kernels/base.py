@@ -37,6 +37,10 @@ class KernelSet:
     def attention(self, q, k, v, start, step):
         raise NotImplementedError
 
+    def attention_many(self, items, step):
+        """``attention`` for each ``(q, k, v, start)`` of a step (a set may batch them)."""
+        return [self.attention(q, k, v, start, step) for q, k, v, start in items]
+
 
 _REGISTRY: dict = {}
 

@@ -70,6 +70,7 @@ class DefaultKernels(KernelSet):
 
 class ChunkRelativeKernels(ExactKernels):
     name = "chunk-rel"
+    attention_many = KernelSet.attention_many
     invariant = False
     note = "absolute splits for the cached prefix, chunk-relative splits for the new tokens"
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from serq.numerics import fp
-from serq.numerics.kernels.attention import absolute_bounds, split_attention
+from serq.numerics.kernels.attention import absolute_bounds, absolute_split_rows, split_attention
 from serq.numerics.kernels.base import KernelSet, elementwise_selftest, register
 from serq.numerics.schedule import CanonicalPolicy, LocalCtx
 
@@ -72,6 +72,24 @@ class ExactKernels(KernelSet):
         positions = np.arange(start, start + n, dtype=np.int64)
         return split_attention(q, k, v, positions, absolute_bounds(start + n, self.kv_split),
                                self.kv_split)
+
+    def attention_many(self, items, step):
+        """Single-query items (decodes) in one vectorised call, the rest one by one; the same
+        trees either way (absolute splits, fixed width)."""
+        out = [None] * len(items)
+        single = [i for i, it in enumerate(items) if it[0].shape[0] == 1]
+        if len(single) > 1:
+            for it in items:
+                fp.require_f32("exact.attention", *it[:3])
+            q = np.concatenate([items[i][0] for i in single])
+            rows = absolute_split_rows(q, [items[i][1:3] for i in single],
+                                       [items[i][3] for i in single], self.kv_split)
+            for r, i in enumerate(single):
+                out[i] = rows[r:r + 1]
+        for i, (q, k, v, start) in enumerate(items):
+            if out[i] is None:
+                out[i] = self.attention(q, k, v, start, step)
+        return out
 
 
 register("exact", ExactKernels)
