@@ -37,6 +37,9 @@ M64 = (1 << 64) - 1
 # Guards where the reference hangs: that many events at one instant, or that many passes
 # of one loop body at one instant, mean the clock can never move again.
 INSTANT_EVENT_LIMIT = 1_000_000
+# Programs with more pools or stages than this (arrays) get no generated code per member:
+# the code would grow with the declared members, used or not (PoolOps.init_active_pools).
+INLINE_LIMIT = 64
 # Sessions spawned at one instant (`batch(n)`, `closed(n)`, `poisson(inf)` with an arrivals
 # limit): each takes about a kilobyte, so more than this cannot be held in memory.
 SESSIONS_AT_ONCE = 100_000_000
@@ -107,6 +110,7 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         self.stages = [make_stage(self, i, st) for i, st in enumerate(program.stages)]
         self.init_flows()
         self.init_pools()
+        self.init_active_pools()
         self.init_steps()
         self.settle_stages = [s for s in self.stages if s.settles]
         self.init_sessions()
@@ -326,16 +330,20 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         ready = self.ready
         pools = self.pools
         execute = self.execute
+        on_demand = self.pools_on_demand
         while True:
             while ready:
                 s = ready.popleft()
                 if s.status == 0:
                     execute(s)
-            for pl in pools:
-                if pl.growers:
-                    pl.retry_growers()
-                if pl.queue and pl.admit_via is None:
-                    pl.try_admit()
+            if on_demand:
+                self.visit_active_pools(True)
+            else:
+                for pl in pools:
+                    if pl.growers:
+                        pl.retry_growers()
+                    if pl.queue and pl.admit_via is None:
+                        pl.try_admit()
             if not ready:
                 break
         heap = self.heap
@@ -359,9 +367,40 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         self.record()
 
     def admit_all(self):
+        if self.pools_on_demand:
+            self.visit_active_pools(False)
+            return
         for pl in self.pools:
             pl.retry_growers()
             pl.try_admit()
+
+    def visit_active_pools(self, settling):
+        """The settle's (or "admit all"'s) pass over the pools, in declaration order, over
+        the active ones only (see ``PoolOps.init_active_pools``): a pool activated meanwhile
+        is visited if it comes later in that order, as it would be in the full pass."""
+        active = self.active_pools
+        i = 0
+        while i < len(active):
+            pl = active[i]
+            if settling:
+                if pl.growers:
+                    pl.retry_growers()
+                if pl.queue and pl.admit_via is None:
+                    pl.try_admit()
+            else:
+                pl.retry_growers()
+                pl.try_admit()
+            if i >= len(active) or active[i] is not pl:  # activated before pl: it moved
+                i = active.index(pl)
+            i += 1
+
+    def record_active_pools(self, now):
+        for pl in self.active_pools:
+            pl.record(now)
+
+    def record_stages(self, now):
+        for st in self.stages:
+            st.record(now)
 
     def record_all(self):
         """The time averages at the end of a settle (what ``make_record`` generates)."""
@@ -369,7 +408,7 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         self.live_avg.set(now, self.live)
         for st in self.stages:
             st.record(now)
-        for pl in self.pools:
+        for pl in self.active_pools:
             pl.record(now)
 
     # -- gauges (interpreter.md §11) ----------------------------------------------------------
@@ -418,7 +457,10 @@ def make_record(sim):
         lines.append(f"    t = {name}; t.integral += t.value * dt; t.value = {value}")
 
     put(sim.live_avg, "S.live")
-    for i, st in enumerate(sim.stages):
+    if len(sim.stages) > INLINE_LIMIT:  # large arrays: one call, not code per member
+        lines.append("    S.record_stages(now)")
+        table.append("S.record_stages(now)")
+    for i, st in enumerate(sim.stages if len(sim.stages) <= INLINE_LIMIT else ()):
         if type(st).record is Stage.record:
             ns[f"J{i}"] = st.jobs  # never replaced
             put(st.num_avg, "n", [f"n = len(J{i})"])
@@ -427,7 +469,10 @@ def make_record(sim):
             ns[f"ST{i}"] = st
             lines.append(f"    ST{i}.record(now)")
             table.append(f"ST{i}.record(now)")
-    for i, pl in enumerate(sim.pools):
+    if sim.pools_on_demand:
+        lines.append("    S.record_active_pools(now)")
+        table.append("S.record_active_pools(now)")
+    for i, pl in enumerate(sim.pools if not sim.pools_on_demand else ()):
         ns[f"P{i}"] = pl
         if type(pl).record is PoolState.record:
             put(pl.used_avg, f"P{i}.used")

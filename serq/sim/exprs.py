@@ -14,6 +14,7 @@ time: the stream is a property of where the expression sits, not of the expressi
 from __future__ import annotations
 
 import math
+import struct
 
 from serq.ir import arith
 from serq.ir import types as T
@@ -82,7 +83,7 @@ class ExprCompiler:
     def function(self, e, stream="session", track=True):
         """A function ``f(a)`` evaluating ``e``; draws come from ``stream``. Unless ``track``
         is false, the context variables ``e`` reads are added to ``ctx_used``."""
-        key = (repr(e), stream)  # not `e`: Num(-0.0) == Num(0.0), but they are different
+        key = (expr_key(e), stream)
         f = self.cache.get(key)
         outer = self.ctx_used
         if f is None:
@@ -245,6 +246,34 @@ class ExprCompiler:
         if fun == "Price":
             return f"S.fn_price({st(0, 'stage')}, {ex(1)}, {ex(2)})"
         return f"S.fn_{FUN_NAME[fun]}({st(0, 'pool')})"
+
+
+_PACK = struct.Struct("<d").pack
+
+
+def expr_key(e):
+    """A hashable key equal for equal expressions, built without recursion.
+
+    Not ``e`` itself (``Num(-0.0) == Num(0.0)``, but they differ, and a NaN is never equal
+    to itself), nor ``repr(e)``: the dataclasses' ``__repr__``, ``__eq__`` and ``__hash__``
+    recurse through C, and a program nested thousands of levels deep would overflow the C
+    stack (a crash, not an error). Floats are keyed by their bits."""
+    out = []
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        t = type(x)
+        if t is float:
+            out.append(_PACK(x))
+        elif t is tuple or t is list:
+            out.append(len(x))
+            stack.extend(reversed(x))
+        elif x is None or t is int or t is str or t is bool:
+            out.append(x)
+        else:  # an IR node: a dataclass with slots
+            out.append(t.__name__)
+            stack.extend(reversed([getattr(x, f) for f in t.__slots__]))
+    return tuple(out)
 
 
 def pure(e):

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import math
 import struct
+from bisect import insort
 from collections import deque
 
 from serq.ir import types as T
+from serq.sim import evict
 from serq.sim.fmt import display
 from serq.sim.sessions import NO_POS
 from serq.sim.stats import TimeAvg, Welford
@@ -21,11 +23,17 @@ from serq.sim.stats import TimeAvg, Welford
 READY, QUEUED, IN_STAGE, GROWING, ENDED = range(5)
 HOLD_FRAME = 2
 EPS = 1e-9
+# an entry of more blocks than this is evicted in one step (serq.sim.evict), not piece by piece
+BULK_PIECES = 64
 INF = math.inf
 NAN = math.nan
 EV_LEASE = 4
 _pack = struct.Struct("<d").pack
 _unpack = struct.Struct("<q").unpack
+
+
+def _pool_index(pl):
+    return pl.index
 
 
 def total_key(x):
@@ -136,6 +144,7 @@ class PoolState:
         else:
             self.spill = None
         self.engine_memory = False  # set when a step stage declares `memory` this pool
+        self.active = False  # see PoolOps.init_active_pools
         self.used_avg = TimeAvg(0.0, 0.0)
         self.cached_avg = TimeAvg(0.0, 0.0)
         self.queue_avg = TimeAvg(0.0, 0.0)
@@ -276,6 +285,33 @@ class PoolOps:
             if type(k) is T.Step and k.memory is not None:
                 self.pools[k.memory].engine_memory = True
 
+    def init_active_pools(self):
+        """Which pools the settle visits and records. A pool no hold has named yet has no
+        queue, growers, holders or entries, and its time averages hold 0: skipping it changes
+        nothing. Where the program declares many (arrays: ``pool p[10000]``), only the pools
+        a run names are visited (``activate_pool``), so the run's cost and memory grow with
+        what it uses; otherwise every pool is, from the start."""
+        from serq.sim.engine import INLINE_LIMIT
+        self.pools_on_demand = len(self.pools) > INLINE_LIMIT
+        if not self.pools_on_demand:
+            for pl in self.pools:
+                pl.active = True
+            self.active_pools = self.pools
+            return
+        self.active_pools = []
+        for pl in self.pools:  # the ones named statically elsewhere than in a hold
+            d = pl.decl
+            if d.admit_via is not None or pl.engine_memory:
+                self.activate_pool(pl.index)
+            if d.spill is not None:
+                self.activate_pool(d.spill.to)
+
+    def activate_pool(self, i):
+        pl = self.pools[i]
+        if not pl.active:
+            pl.active = True
+            insort(self.active_pools, pl, key=_pool_index)
+
     # -- hold statements ----------------------------------------------------------------------
     def compile_hold(self, st, stream):
         ex = self.ex
@@ -308,6 +344,9 @@ class PoolOps:
         self.cur = s
         pools = [r.base if f is None else self.ref_index(r.base, r.count, f(a), "pool")
                  for r, f in t.refs]
+        if self.pools_on_demand:
+            for pi in pools:
+                self.activate_pool(pi)
         units = []
         for f in t.units:
             u = f(a)
@@ -416,6 +455,8 @@ class PoolOps:
             r = t.lease_ref
             lease_pool = (r.base if t.lease_idx is None
                           else self.ref_index(r.base, r.count, t.lease_idx(a), "pool"))
+            if self.pools_on_demand:
+                self.activate_pool(lease_pool)
         h = Hold(t, entries, lease_pool)
         if s.holds:
             s.holds.append(h)
@@ -694,10 +735,13 @@ class PoolOps:
         hooks = self.hooks
         if hooks is not None:
             before = hooks.evict_begin(pl)
-        if pl.evict_keys is None and pl.spill is None and pl.lru_sorted:
-            self.evict_lru(pl, need, cap)
-        else:
-            self.evict_general(pl, need, cap)
+        try:
+            if pl.evict_keys is None and pl.spill is None and pl.lru_sorted:
+                self.evict_lru(pl, need, cap)
+            else:
+                self.evict_general(pl, need, cap)
+        except evict.NoProgress as e:
+            self.eviction_fail(pl, str(e))
         if hooks is not None:
             hooks.evict_end(pl, need, before)
 
@@ -710,6 +754,7 @@ class PoolOps:
         # this pool, pieces evicted from here could otherwise come back for ever (the reference
         # stops when the entries it started with are gone, even over its cap).
         cands = set(pl.entries.values()) if pl.spill is not None else None
+        count = 0  # pieces so far (see evict.PIECES_LIMIT)
         while pl.used + pl.cached + need > cap and pl.entries:
             if cands is not None:
                 pool = [e for e in pl.entries.values() if e in cands]
@@ -732,9 +777,21 @@ class PoolOps:
                     if best is None or k < best:
                         best = k
                         ent = e
-            piece = pl.block if pl.block is not None else ent.size
+            block = pl.block
+            if keys is None and pl.spill is None and block is not None \
+                    and ent.size > block * BULK_PIECES:
+                # LRU: the same entry until it is gone or there is room, so all at once
+                ent.size, pl.cached, pl.evicted_units, gone = evict.entry(
+                    ent.size, block, pl.cached, pl.evicted_units, pl.used, need, cap, EPS)
+                if gone:
+                    del pl.entries[ent.key]
+                    pl.evicted_entries += 1
+                continue
+            piece = block if block is not None else ent.size
             if piece > ent.size:
                 piece = ent.size
+            if ent.size - piece == ent.size and pl.cached - piece == pl.cached:
+                raise evict.NoProgress(evict.no_progress(piece, ent.size, pl.cached))
             ent.size -= piece
             if ent.size <= EPS:
                 del pl.entries[ent.key]
@@ -743,6 +800,9 @@ class PoolOps:
             pl.evicted_units += piece
             if pl.spill is not None:
                 self.spill(pl, ent, piece)
+            count += 1
+            if count >= evict.PIECES_LIMIT:
+                raise evict.NoProgress(evict.too_many(piece))
         self.cur = prev
 
     def evict_lru(self, pl, need, cap):
@@ -757,6 +817,14 @@ class PoolOps:
         while used + cached + need > cap and entries:
             ent = next(iter(entries.values()))
             size = ent.size
+            if block is not None and size > block * BULK_PIECES:  # many pieces: per entry
+                size, cached, units, gone_now = evict.entry(
+                    size, block, cached, units, used, need, cap, EPS)
+                if gone_now:
+                    del entries[ent.key]
+                    gone += 1
+                ent.size = size
+                continue
             while True:  # its pieces, while it lasts and room is still short
                 piece = block if block is not None else size
                 if piece > size:
@@ -774,6 +842,13 @@ class PoolOps:
         pl.cached = cached
         pl.evicted_units = units
         pl.evicted_entries += gone
+
+    def eviction_fail(self, pl, why):
+        d = pl.decl
+        name = d.name if d.index is None else f"{d.name}[{d.index}]"
+        block = "none" if pl.block is None else evict.number_text(pl.block)
+        self.fail(f"run: cannot make room in pool `{name}` (block {block}) at time "
+                  f"{display(self.now)}: {why}; give the pool a larger block", self.cur)
 
     def spill(self, pl, ent, piece):
         to, via, work_fn, when_fn = pl.spill

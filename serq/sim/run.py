@@ -8,6 +8,7 @@ from serq.deep import deep
 from serq.errors import SerqError, SimulationError
 from serq.ir import types as T
 from serq.ir.validate import validate
+from serq.sim.fmt import display
 
 NAN = math.nan
 
@@ -58,21 +59,49 @@ def run(program, *, hooks=None, check=False):
     from serq.sim.engine import Sim
     check_program(program)
     trace = _load_trace(program)
-    if trace is None:
-        sim = Sim(program)
-    else:
-        sim = Sim(program, trace.sessions, trace.times)
-    if check:
-        from serq.sim.hooks import Tee
-        from serq.sim.monitors import Monitors
-        monitors = Monitors(program)
-        hooks = monitors if hooks is None else Tee(monitors, hooks)
-    if hooks is not None:
-        from serq.sim.hooks import HookBus
-        sim.hooks = HookBus(sim, hooks)
-        sim.hooks.attach()
-    end = sim.run()
-    return build_report(sim, end)
+    sim = None
+    try:
+        if trace is None:
+            sim = Sim(program)
+        else:
+            sim = Sim(program, trace.sessions, trace.times)
+        if check:
+            from serq.sim.hooks import Tee
+            from serq.sim.monitors import Monitors
+            monitors = Monitors(program)
+            hooks = monitors if hooks is None else Tee(monitors, hooks)
+        if hooks is not None:
+            from serq.sim.hooks import HookBus
+            sim.hooks = HookBus(sim, hooks)
+            sim.hooks.attach()
+        end = sim.run()
+        return build_report(sim, end)
+    except MemoryError:
+        raise out_of_memory(sim, program) from None
+
+
+def out_of_memory(sim, program):
+    """The error for a run that ran out of memory: not a bug, but something the program
+    makes grow -- say what, with the figures, and what to change."""
+    if sim is None:
+        err = SimulationError(f"run: out of memory while preparing the run (a program of "
+                              f"{len(program.pools)} pools and {len(program.stages)} stages)")
+        err.time, err.session, err.statement = 0.0, None, None
+        return err
+    samples = sum(len(rec[0]) for rec in sim.obs)
+    points = sum(len(times) for times, _ in sim.gauge_points)
+    grew = sorted([(samples, f"{samples} observation samples (every `observe` keeps each "
+                             f"value: a shorter horizon, or fewer observations, keeps fewer)"),
+                   (sim.live, f"{sim.live} live sessions (arrivals faster than the "
+                              f"deployment serves them: a lower rate or a shorter horizon)"),
+                   (len(sim.heap), f"{len(sim.heap)} pending events"),
+                   (points, f"{points} gauge change points (a shorter horizon keeps fewer)")],
+                  key=lambda x: -x[0])
+    then = "".join(f"; then {text}" for n, text in grew[1:] if n)
+    err = SimulationError(f"run: out of memory at time {display(sim.now)}, after "
+                          f"{sim.events} events; what grew most: {grew[0][1]}{then}")
+    err.time, err.session, err.statement = sim.now, None, None
+    return err
 
 
 def build_report(sim, end):

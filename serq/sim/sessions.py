@@ -472,13 +472,17 @@ class SessionOps:
 def has_index(node):
     """Whether a statement reads an indexed pool or stage (in its own expressions, not in
     the blocks it runs)."""
-    t = type(node)
-    if t is T.CRef:
-        return node.index is not None or False
-    if t is tuple:
-        return any(has_index(x) for x in node)
-    if hasattr(node, "__dataclass_fields__"):
-        return any(has_index(getattr(node, f)) for f in node.__dataclass_fields__)
+    stack = [node]  # an explicit stack: expressions may nest thousands of levels deep
+    while stack:
+        node = stack.pop()
+        t = type(node)
+        if t is T.CRef:
+            if node.index is not None:
+                return True
+        elif t is tuple or t is list:
+            stack.extend(node)
+        elif hasattr(node, "__dataclass_fields__"):
+            stack.extend(getattr(node, f) for f in node.__dataclass_fields__)
     return False
 
 

@@ -63,6 +63,15 @@ def test_monitors_hold_on_the_corpus(cid, fn):
     fn()
 
 
+@pytest.mark.slow
+def test_monitors_hold_on_the_drt_cases():
+    """DRT's 200 fixed cases (formal.md §5.1), the simulator's side monitored: no invariant
+    breaks and the runs still agree with serq.ref and pyserq 0.1.2's digests."""
+    from serq.ref import drt
+    assert drt.run_cases(range(200), sim_run=lambda p: serq.run(p, check=True),
+                         check_digests=True) == []
+
+
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_monitors_hold_on_every_example(path):
     program = serq.compile(str(path))

@@ -102,3 +102,44 @@ def test_wrapped_reference_is_refused_at_run(k, tmp_path):
     path = tmp_path / "prog.ir.json"
     path.write_text(text)
     assert_clear_error(serq_run(path), "out of range", "wraps")
+
+
+# -- memory ---------------------------------------------------------------------------------
+
+def test_running_out_of_memory_says_what_grew(tmp_path):
+    """A legal run whose samples outgrow the memory: a clear error naming what grew, exit 1,
+    never "internal error" or "a bug in serq"."""
+    path = tmp_path / "prog.sq"
+    path.write_text("workload { arrive poisson(100); }\n"
+                    "session { observe x = now; observe y = now; }\nrun { horizon 1e9; }\n")
+    env = dict(os.environ)
+    env.pop("SERQ_DEBUG", None)
+
+    def small_memory():
+        resource.setrlimit(resource.RLIMIT_AS, (400 << 20, 400 << 20))
+
+    done = subprocess.run(["timeout", str(TIME_LIMIT_S), sys.executable, "-m", "serq", "run",
+                           str(path)], capture_output=True, text=True, env=env,
+                          preexec_fn=small_memory)
+    assert_clear_error(done, "run: out of memory at time", "what grew most:",
+                       "observation samples", "a shorter horizon")
+    assert "bug in serq" not in done.stderr
+
+
+def test_five_pool_families_run_in_little_memory():
+    """Five families of 10,000 pools (tests/golden/sim_edges/pool_families.sq): memory grows
+    with the pools a run uses, not with those declared (it took 3.8 GB and failed)."""
+    path = pathlib.Path(__file__).resolve().parents[1] / "golden" / "sim_edges" / \
+        "pool_families.sq"
+    env = dict(os.environ)
+    env.pop("SERQ_DEBUG", None)
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    done = subprocess.run(["timeout", str(TIME_LIMIT_S), sys.executable, "-m", "serq", "run",
+                           "--json", str(path)], capture_output=True, text=True, env=env,
+                          preexec_fn=limited)
+    assert done.returncode == 0, done.stderr[-2000:]
+    expected = json.loads((path.parent / "pool_families.expected.json").read_text())
+    assert done.stdout.strip() == expected["report"]

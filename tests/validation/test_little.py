@@ -29,8 +29,9 @@ def with_stage_gauges(path):
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
-def test_littles_law_on_every_stage(path):
+def test_littles_law_on_every_stage(path, monkeypatch):
     source, names = with_stage_gauges(path)
+    monkeypatch.chdir(path.parent)  # a program's trace is read beside it; source text: the cwd
     report = serq.run(serq.compile(source=source))
     assert report.events == serq.run(serq.compile(str(path))).events  # the same run
     for name, stage in zip(names, report.stages):

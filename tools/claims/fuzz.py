@@ -68,7 +68,12 @@ def rnd_given(r, info):
 
 
 BAD = [
-    "at end (served > 0)", "at end (tokens > 0)", "at end ({attr} > 0)",
+    "at end (served > 0)", "at end (min(now, 3) > 0 && ~uniform(0, 1) > 0)",
+    "every iteration of {stage} (floor(demand / 2) > 0 ? {attr} : 0)",
+    "every iteration of {stage} (budget_left({stage}) > 0 || tokens > 0)",
+    "at end (largest({obs}) > 0 ? 1 : waiting)", "at end (now > 0 && residents > 0)",
+    "every iteration of {stage} (!(count({obs}) > 0))",
+    "at end (total({obs}) > 0);\nclaim bad : at end (1)", "at end (tokens > 0)", "at end ({attr} > 0)",
     "every iteration of {stage} (total({obs}) > 0)", "every iteration of {stage} ({attr} > 0)",
     "every iteration of {stage} (~exp(1) > 0)", "every iteration of {stage} (work({stage}) > 0)",
     "at end (busy({stage}) > 0)", "every iteration of nosuch (1)", "at end (total(nosuch) > 0)",
@@ -76,7 +81,7 @@ BAD = [
 ]
 
 
-def claims_for(r, info, n):
+def claims_for(r, info, n, bad=0.15):
     out = []
     for i in range(n):
         given = f"given ({rnd_given(r, info)}) " if info["attrs"] and r.random() < 0.25 else ""
@@ -87,7 +92,7 @@ def claims_for(r, info, n):
         else:
             body = f"at end ({rnd_end_expr(r, info)})"
         out.append(f"claim k{i} {given}: {body};")
-    if r.random() < 0.15:
+    if r.random() < bad:
         bad = r.choice(BAD).format(attr=r.choice(info["attrs"] or ["serial"]),
                                    stage=r.choice(info["steps"] or info["stage_refs"] or ["S"]),
                                    obs=r.choice(info["observes"] or ["x"]))
@@ -156,6 +161,8 @@ def main():
     ap.add_argument("-n", type=int, default=4, help="variants per program")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("-k", default="")
+    ap.add_argument("--bad", type=float, default=0.15,
+                    help="the chance a variant gets one claim that must be refused")
     ap.add_argument("--keep", help="write the agreeing cases here as golden data")
     ap.add_argument("--keep-every", type=int, default=1, help="keep every N-th agreeing case")
     a = ap.parse_args()
@@ -180,7 +187,7 @@ def main():
         for v in range(a.n):
             case = f"{name}__{v}"
             with open(os.path.join(a.outdir, case + ".sq"), "w") as f:
-                f.write(src.rstrip("\n") + "\n" + "\n".join(claims_for(r, info, r.randint(2, 5)))
+                f.write(src.rstrip("\n") + "\n" + "\n".join(claims_for(r, info, r.randint(2, 5), a.bad))
                         + "\n")
             json.dump(dict(args, _cwd=os.path.abspath(RUN)),
                       open(os.path.join(a.outdir, case + ".args.json"), "w"))
