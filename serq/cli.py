@@ -386,8 +386,9 @@ def cmd_trace_import(args) -> int:
 
 def _timed_trace_note(program) -> None:
     """Say when the trace's arrival times replace the workload's `arrive` (serq extension)."""
+    from serq.sim.run import trace_path
     from serq.trace import has_times
-    if program.trace is not None and has_times(program.trace):
+    if program.trace is not None and has_times(trace_path(program)):
         _note("the trace gives arrival times: its sessions start at those times, in place "
               "of the workload's `arrive` (see docs/traces.md)")
 

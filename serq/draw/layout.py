@@ -45,7 +45,11 @@ class Layout:
         self.v = view
         self.p = view.p
         self.shapes = []
+        self.station_shapes = []
+        self.titles = []
         self.pos = {}          # node index -> (left, cx)
+        self.below = {}        # node index -> where edges under the row leave or enter it
+        self.label_x = {}      # node index -> where labels of edges leaving it start
         self.bottom = 0.0      # lowest point drawn
         self.cy = CY + (INSTANCE_DROP if view.instance else 0)
         self.memory = {st.kind.memory for st in self.p.stages if type(st.kind) is T.Step}
@@ -65,15 +69,28 @@ class Layout:
             right = box_right - 12
         else:
             right = box_right = self.row(x, self.v.top)
+        # painting order: the containers, then the stations, then the instance's title,
+        # then the edges
+        self.shapes += self.station_shapes + self.titles
         right_edge = max(self.edges(label, right), box_right)
         return Scene(right_edge + MARGIN, self.bottom + MARGIN, self.shapes)
 
     def row(self, x, members):
+        """Place ``members`` left to right from ``x``; return the right edge."""
         right = x
+        rails = {}  # last node index -> (first node index, where its shapes start)
         for k, m in enumerate(members):
             if k:
                 x = right + GAP
+            if isinstance(m, Node) and m.index in self.v.shared:
+                rails[self.v.shared[m.index]] = (m.index, len(self.station_shapes))
             right = self.group(x, m) if isinstance(m, Group) else self.station(x, m)
+            if isinstance(m, Node) and m.index in rails:
+                first, at = rails.pop(m.index)
+                left = self.pos[first][0] - 6
+                end = self.pos[m.index][0] + SLOT_W + 6
+                self.station_shapes.insert(at, ("box", "rail", left, self.cy - 32, end - left,
+                                                64, 4))
         return right
 
     # -- containers -----------------------------------------------------------------------
@@ -87,9 +104,11 @@ class Layout:
         self.bottom = bottom
         var, count = self.v.instance
         title = f"instance {self.instance_name()}"
+        saved, self.shapes = self.shapes, self.titles
         self.text(x + 10, top - 7, "start", 10, False, title)
         self.text(x + 10 + width(title, 10) + 12, top - 7, "start", 8, True,
                   f"choose {var} of {count}")
+        self.shapes = saved
         return right
 
     def instance_name(self):
@@ -108,7 +127,8 @@ class Layout:
         cy = self.cy
         node = g.members[0]
         rows = [(f"pool {pl.name}", self.pool_text(pl)) for pl in g.pools]
-        w = max(SLOT_W + 24, 56 + max(max(width(a, 10), width(b, 8)) for a, b in rows))
+        item = self.item_width(node)
+        w = max(item + 24, 56 + max(max(width(a, 10), width(b, 8)) for a, b in rows))
         at = len(self.shapes)
         y = cy + 26 + (14 if self.sub_label(node) else 0) + 15
         bottom = y
@@ -126,7 +146,9 @@ class Layout:
             y += 32
         top = cy - 52
         self.shapes.insert(at, ("box", "frame", x, top, w, bottom - top, 8))
-        self.station(x + (w - SLOT_W) / 2, node)
+        self.station(x + (w - item) / 2, node)
+        self.below[node.index] = bottom  # under the frame, not through the pools
+        self.label_x[node.index] = x + w + 6
         self.bottom = max(self.bottom, bottom)
         return x + w
 
@@ -143,8 +165,12 @@ class Layout:
         dims = self.pool_text(pl).split(" · ")
         for k, part in enumerate(dims):
             self.text(x + 20, cy + 24 + 11 * k, "start", 8, True, part)
+        before = self.bottom
+        self.bottom = 0.0
         right = self.row(x + 98, g.members) + 20
-        bottom = max(cy + 46, cy + 24 + 11 * (len(dims) - 1) + 22)
+        inner = max((self.bottom + 6 for m in g.members if isinstance(m, Group)), default=0)
+        bottom = max(cy + 46, cy + 24 + 11 * (len(dims) - 1) + 11, inner)
+        self.bottom = max(before, self.bottom)
         self.shapes.insert(at, ("box", "enclosure", x, cy - 46, right - x, bottom - cy + 46, 8))
         self.bottom = max(self.bottom, bottom)
         return right
@@ -189,8 +215,26 @@ class Layout:
             return "delay"
         return f"budget {self.v.text(k.budget)}"
 
-    def station(self, left, node):
+    def item_width(self, node):
+        """A station's slot is 84 wide, or as wide as its name or the label under it."""
+        if node.stage is None:
+            return SLOT_W
+        sub = self.sub_label(node)
+        name = self.v.ref_text(node.ref, self.p.stages)
+        return max(SLOT_W, width(name, 10) + 8, width(sub, 8) + 8 if sub else 0)
+
+    def station(self, item_left, node):
+        """Draw a station centred in its item; return the item's right edge."""
+        saved, self.shapes = self.shapes, self.station_shapes
+        try:
+            return self._station(item_left, node)
+        finally:
+            self.shapes = saved
+
+    def _station(self, item_left, node):
         cy = self.cy
+        w = self.item_width(node)
+        left = item_left + (w - SLOT_W) / 2
         cx = left + SLOT_W / 2
         self.pos[node.index] = (left, cx)
         sub = self.sub_label(node)
@@ -198,7 +242,7 @@ class Layout:
             self.shapes.append(("diamond", cx, cy, 26))
             self.text(cx, cy - 34, "middle", 10, False, "")
             self.bottom = max(self.bottom, cy + 26)
-            return left + SLOT_W
+            return item_left + w
         kind = type(node.stage.kind)
         if kind is T.Fifo or kind is T.Ps:
             self.shapes.append(("circle", "station", cx, cy, 26))
@@ -215,7 +259,7 @@ class Layout:
         if sub is not None:
             self.text(cx, cy + 39, "middle", 8, True, sub)
         self.bottom = max(self.bottom, cy + 26 if sub is None else cy + 47)
-        return left + SLOT_W
+        return item_left + w
 
     def delay_law(self, left, cx, work):
         cy = self.cy
@@ -236,7 +280,8 @@ class Layout:
     # -- edges ----------------------------------------------------------------------------
     def edges(self, label, right):
         cy = self.cy
-        lane = cy + LANE0
+        lane = max([cy + LANE0] + [b + 36 for b in self.below.values()])
+        below = self.below
         last = len(self.v.nodes) - 1
         edge_right = right
         for e in self.v.edges:
@@ -254,25 +299,30 @@ class Layout:
                     self.line("flow", [(sl + SLOT_W, cy), (end, cy)])
                     self.text(end + 4, cy + 3, "start", 8, True, out)
                 else:
-                    self.line("flow", [(scx + off, cy + 26), (scx + off, lane), (end, lane)])
+                    sy = below.get(e.src.index, cy + 26)
+                    self.line("flow", [(scx + off, sy), (scx + off, lane), (end, lane)])
                     self.text(end + 4, lane + 3, "start", 8, True, out)
                     self.bottom = max(self.bottom, lane + 11)
                     lane += LANE_STEP
                 edge_right = max(edge_right, end + 4 + width(out, 8))
                 continue
             dl, dcx = self.pos[e.dst.index]
-            if e.dst.index == e.src.index + 1:
+            if e.dst.index == e.src.index + 1 and self.v.shared.get(e.src.index) != e.dst.index:
                 self.line("flow", [(sl + SLOT_W, cy), (dl, cy)])
                 if e.label:
-                    self.text(sl + SLOT_W + 6, cy - 8, "start", 8, True, e.label)
+                    lx = self.label_x.get(e.src.index, sl + SLOT_W + 6)
+                    self.text(lx, cy - 8, "start", 8, True, e.label)
             elif e.dst.index <= e.src.index:
-                self.line("back", [(scx - 21, cy + 26), (scx - 21, lane), (dcx - 21, lane),
-                                   (dcx - 21, cy + 26)])
+                self.line("back", [(scx - 21, below.get(e.src.index, cy + 26)), (scx - 21, lane),
+                                   (dcx - 21, lane), (dcx - 21, below.get(e.dst.index, cy + 26))])
                 self.bottom = max(self.bottom, lane)
+                if e.label:
+                    self.text((scx + dcx) / 2, lane - 5, "middle", 8, True, e.label)
+                    self.bottom = max(self.bottom, lane + 3)
                 lane += LANE_STEP
             else:
-                self.line("flow", [(scx + off, cy + 26), (scx + off, lane), (dcx, lane),
-                                   (dcx, cy + 26)])
+                self.line("flow", [(scx + off, below.get(e.src.index, cy + 26)), (scx + off, lane),
+                                   (dcx, lane), (dcx, below.get(e.dst.index, cy + 26))])
                 if e.label:
                     self.text((scx + dcx) / 2, lane - 5, "middle", 8, True, e.label)
                 self.bottom = max(self.bottom, lane)

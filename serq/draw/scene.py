@@ -89,6 +89,7 @@ _BOX = {
     "cell": 'fill="#ffffff" stroke="#4b5563" stroke-width=".8"',
     "solid": 'fill="#eef2f5" stroke="#4b5563" stroke-width="1.1"',
     "cached": 'fill="#e6e2da" stroke="none"',
+    "rail": 'fill="none" stroke="#4b5563" stroke-width="1"',
 }
 _LINE = {
     "flow": 'fill="none" stroke="#4b5563" stroke-width="1.3"',
@@ -158,6 +159,7 @@ def svg(scene: Scene) -> str:
 # TikZ
 
 _TEX = {"\\": r"\textbackslash{}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+        "<": r"\textless{}", ">": r"\textgreater{}",
         "_": r"\_", "#": r"\#", "%": r"\%", "&": r"\&", "{": r"\{", "}": r"\}", "$": r"\$"}
 
 

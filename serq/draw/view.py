@@ -57,6 +57,7 @@ class View:
         self.edges = []
         self.top = []           # top-level members: nodes and groups, in order
         self.by_stage = {}
+        self.shared = {}        # first node index -> last node index of a shared run
         self.instance = None    # (var name, count text) of a `choose`
         self.choose_var = None
         self._group = None
@@ -81,8 +82,14 @@ class View:
     def stmt(self, st, frontier):
         t = type(st)
         if t is T.Run:
-            node = self.station(st)
+            node = self.station(st.stage, st.work)
             self.connect(frontier, node)
+            if st.also:  # one job on several stages at once: side by side, in a rail
+                last = node
+                for ref in st.also:
+                    last = self.station(ref, st.work)
+                self.shared[node.index] = last.index
+                return [(last, None)]
             return [(node, None)]
         if t is T.Hold:
             return self.hold(st, frontier)
@@ -109,14 +116,15 @@ class View:
         for src, label in frontier:
             if src is node:
                 continue  # a loop around one station: nothing to draw
+            if any(e.src is src and e.dst is node for e in self.edges):
+                continue  # drawn once
             self.edges.append(Edge(src, node, label))
 
-    def station(self, run):
-        ref = run.stage
+    def station(self, ref, work):
         node = self.by_stage.get(ref.base)
         if node is None:
             node = Node(len(self.nodes), self.p.stages[ref.base], ref)
-            node.work = run.work
+            node.work = work
             self.add(node)
             self.by_stage[ref.base] = node
         return node
@@ -139,15 +147,16 @@ class View:
             if not group.members:
                 (self._group.members if self._group is not None else self.top).remove(group)
 
-    def runs(self, idx) -> bool:
-        """Whether the block (or a block inside it) runs a stage."""
+    def runs(self, idx, ends=False) -> bool:
+        """Whether the block (or a block inside it) runs a stage (or, with ``ends``,
+        says `end`): whether it changes the drawn path."""
         for st in self.p.blocks[idx]:
             t = type(st)
-            if t is T.Run:
+            if t is T.Run or (ends and t is T.End):
                 return True
-            if t is T.Branch and (self.runs(st.then) or self.runs(st.other)):
+            if t is T.Branch and (self.runs(st.then, ends) or self.runs(st.other, ends)):
                 return True
-            if (t is T.Loop or t is T.Hold) and self.runs(st.body):
+            if (t is T.Loop or t is T.Hold) and self.runs(st.body, ends):
                 return True
         return False
 
@@ -155,7 +164,7 @@ class View:
         """A choice between paths: the condition labels the edge into the `then` side and
         "else" the edge into the other (or past it: to the next station, `out (else)`); at
         the entry, where no station carries the labels, the choice is a diamond."""
-        then_runs, else_runs = self.runs(st.then), self.runs(st.other)
+        then_runs, else_runs = self.runs(st.then, True), self.runs(st.other, True)
         if not (then_runs or else_runs):
             return frontier  # a branch around bookkeeping (`observe`, `set`) draws nothing
         guard = st.guard
@@ -169,13 +178,18 @@ class View:
             self.add(node)
             self.connect(frontier, node)
             frontier = [(node, None)]
-        out = self.block(st.then, [(src, then_label) for src, _ in frontier])
-        out += self.block(st.other, [(src, "else") for src, _ in frontier])
+        # a side that runs nothing and does not end passes the path on unlabelled
+        out = self.block(st.then, [(src, then_label if then_runs else label)
+                                   for src, label in frontier])
+        out += self.block(st.other, [(src, "else" if else_runs else label)
+                                     for src, label in frontier])
         return out
 
     def text(self, e) -> str:
-        if type(e) is T.Num:
-            return display(e.value)
+        """An expression as the view writes it: a constant one by its value."""
+        value = _constant(e)
+        if value is not None:
+            return display(value)
         return show_expr(e, self.p.attrs, self.p.pools, self.p.stages)
 
     def ref_text(self, ref, table) -> str:
@@ -190,3 +204,26 @@ class View:
         if type(idx) is T.Attr and idx.slot == self.choose_var:
             return f"{name}[{self.p.attrs[idx.slot]}]"
         return f"{name}[{self.text(idx)}]"
+
+
+_OPS = {"Add": lambda a, b: a + b, "Sub": lambda a, b: a - b, "Mul": lambda a, b: a * b,
+        "Div": lambda a, b: a / b}
+
+
+def _constant(e):
+    """The value of an expression of numbers and + - * / only, else ``None``."""
+    t = type(e)
+    if t is T.Num:
+        return e.value
+    if t is T.Unary and e.op == "Neg":
+        v = _constant(e.operand)
+        return None if v is None else -v
+    if t is T.Binary and e.op in _OPS:
+        a, b = _constant(e.left), _constant(e.right)
+        if a is None or b is None:
+            return None
+        try:
+            return float(_OPS[e.op](a, b))
+        except (ZeroDivisionError, OverflowError):
+            return None
+    return None

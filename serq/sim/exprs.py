@@ -136,7 +136,7 @@ class ExprCompiler:
             x = self.gen(e.left, stream, d)
             y = self.gen(e.right, stream, d)
             if op in arith.INLINE_OP:
-                return self.arith(op, e, x, y)
+                return self.arith(op, e.left, x, y)
             if op == "Div":
                 return f"_div({x}, {y})"
             if op == "Pow":
@@ -159,11 +159,11 @@ class ExprCompiler:
             return f"S.agg_value({e.kind!r}, {e.obs})"
         raise ValueError(f"unknown expression {e!r}")
 
-    def arith(self, op, e, x, y):
-        """``x op y`` for ``+ - *``, inline: plain where the first operand cannot be a NaN (a
-        number), else with ``arith``'s rule for two NaN operands."""
+    def arith(self, op, left, x, y):
+        """``x op y`` for ``+ - *`` (``left``: the first operand's IR), inline: plain where
+        the first operand cannot be a NaN (a number), else with ``arith``'s rule for two NaN
+        operands."""
         sym = arith.INLINE_OP[op]
-        left = e.left if e is not None else None
         if op not in arith.NAN_ORDER_SENSITIVE or (type(left) is T.Num
                                                    and left.value == left.value):
             return arith.INLINE_PLAIN.format(x=x, y=y, op=sym)
@@ -189,7 +189,7 @@ class ExprCompiler:
                 # (the product cannot have two NaN operands: a uniform draw is a number)
                 span = arith.INLINE_PLAIN.format(x=f"({args[1]} - {args[0]})", y=f"{U}()",
                                                  op="*")
-                return self.arith("Add", None, args[0], span)
+                return self.arith("Add", e.args[0], args[0], span)
             return f"_duni({U}, {args[0]}, {args[1]})"
         if e.dist == "Bernoulli":
             return f"_dber({U}, {args[0]})"

@@ -28,5 +28,10 @@ PROGRAMS = {
     "revisit": "stage a : fifo(1); stage b : ps(1); workload { arrive poisson(1); } session { run a (1); run b (1); run a (2); end; } run { horizon 10; }",
     "choose_station": "let N = 2; stage s[N] : fifo; workload { arrive poisson(0.5); session { request; } } server { choose j in N by (queue(s[j])); run s[j] (1); } run { horizon 100; }",
     "turns_more": "stage s : fifo; stage think : delay; workload { arrive closed(3); turn { set w = new * 0.001; } } session { loop { turn; run s (w); branch (more) { run think (think); } else { end; } } } run { horizon 100; }",
+    "shared_run": "stage a : ps(2); stage b : ps(3); share bottleneck; workload { arrive poisson(1); } session { run a, b (1); end; } run { horizon 10; }",
+    "wide_labels": "stage a_very_long_stage_name_here : fifo(1); stage cpu : ps(present <= 2 ? present : 2 + 0.5 * (present - 2)); workload { arrive poisson(1); } session { run a_very_long_stage_name_here (1); run cpu (1); end; } run { horizon 10; }",
+    "renewal_folded": "stage a : fifo(1); workload { arrive renewal(2 * 0.5); } session { run a (1); end; } run { horizon 10; }",
+    "loop_frame_exit": "pool kv { cap 100; evict lru; } stage svc : fifo(1); stage away : delay; workload { arrive closed(2); } session { set visits = 0; loop { hold kv (10) { run svc (1); } cache (10); set visits = visits + 1; branch (visits == 3) { end; } run away (~exp(6)); } } run { horizon 10; }",
+    "branch_condition_text": "stage a : fifo(1); stage b : ps(1); workload { arrive poisson(1); init { set x = 1; } } session { run a(1); branch (x > 1 || x < 0) { run b (1); } end; } run { horizon 10; }",
     "nothing_run": "workload { arrive poisson(1); } session { set x = 1; end; } run { horizon 10; }",
 }
