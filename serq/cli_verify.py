@@ -28,6 +28,14 @@ def _count(value: str) -> int:
     return n
 
 
+def _positive(value: str) -> int:
+    import argparse
+    n = _count(value)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
+    return n
+
+
 def add_command(sub) -> None:
     from serq.cli import _add_program_options
     p = sub.add_parser(
@@ -42,7 +50,7 @@ def add_command(sub) -> None:
                "proved); 1 one does not, or the input does not load; 2 usage error.")
     _add_program_options(p, run_settings=True)
     g = p.add_argument_group("the family")
-    g.add_argument("--sessions", type=_count, default=3, metavar="N",
+    g.add_argument("--sessions", type=_positive, default=3, metavar="N",
                    help="workloads of 1 to N sessions (default 3)")
     g.add_argument("--values", action="append", default=[], metavar="NAME=SPEC",
                    help="the values of a drawn attribute: a comma list or A..B (whole "

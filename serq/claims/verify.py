@@ -13,8 +13,9 @@ What it establishes, and the words it uses for it:
 * `some iteration` claims: a witness is established by the run that shows it.
 
 The runs use the simulator (``serq.sim``, the implementation serq's reports come from): the
-independent reference semantics ``serq.ref`` was not available when this was written, so
-each verdict is relative to the simulator's semantics.
+independent reference semantics ``serq.ref`` covers the IR-10 fragment only (no claims, no
+`serve only`) and has no observer hooks, so each verdict is relative to the simulator's
+semantics.
 """
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ from serq.claims.family import Family, Workload, build_program, show_set
 from serq.claims.monitor import ClaimMonitor
 from serq.sim.run import run as sim_run
 
-SEMANTICS = "serq.sim (the simulator; the reference semantics serq.ref is not available yet)"
+SEMANTICS = ("serq.sim (the simulator; the reference semantics serq.ref reads the IR-10 fragment "
+             "only and has no observer for claims)")
 
 
 @dataclasses.dataclass
