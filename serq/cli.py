@@ -575,10 +575,13 @@ def main(argv=None) -> int:
             raise
         _err(f"{PROG}: interrupted\n")
         return EXIT_INTERRUPTED
-    except MemoryError:  # not a bug: the input needs more memory than there is
+    except MemoryError as e:  # not a bug: the input asks for more than the machine gives
         if _debug():
             raise
-        _err(f"{PROG}: out of memory: the input needs more memory than is available\n")
+        what = f" ({e})" if str(e) else ""
+        _err(f"{PROG}: out of memory{what}: the program, its IR text or its run needs more "
+             f"memory than this process may use (a smaller program, --horizon or --arrivals "
+             f"needs less)\n")
         return EXIT_INPUT
     except Exception as e:  # a bug in serq: say so in one line
         if _debug():

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 from serq.ir import types as T
+from serq.ir.floats import display, lower_exp
 
 OP_TEXT = {"Add": "+", "Sub": "-", "Mul": "*", "Div": "/", "Pow": "^", "Lt": "<",
            "Le": "<=", "Gt": ">", "Ge": ">=", "Eq": "==", "Ne": "!=", "And": "&&",
@@ -25,53 +26,14 @@ CTX_SOURCE = {"Now": "now", "Waited": "waited", "Size": "size", "Age": "age", "L
               "Remaining": "remaining"}
 
 
-def _plain(x: float) -> str:
-    r = repr(x)
-    if "e" not in r:
-        return r[:-2] if r.endswith(".0") else r
-    mant, exp = r.split("e")
-    e = int(exp)
-    neg = mant.startswith("-")
-    mant = mant.lstrip("-")
-    ip, _, fp = mant.partition(".")
-    digits = ip + fp
-    point = len(ip) + e
-    if point <= 0:
-        s = "0." + "0" * (-point) + digits
-    elif point >= len(digits):
-        s = digits + "0" * (point - len(digits))
-    else:
-        s = digits[:point] + "." + digits[point:]
-    return ("-" if neg else "") + s
-
-
-def _sci(x: float) -> str:
-    r = repr(x)
-    neg = r.startswith("-")
-    r = r.lstrip("-")
-    if "e" in r:
-        mant, exp = r.split("e")
-        e = int(exp)
-    else:
-        mant, e = r, 0
-    ip, _, fp = mant.partition(".")
-    fp = fp.rstrip("0") if fp != "0" else ""
-    digits = (ip + fp).lstrip("0")
-    lead = len(ip.lstrip("0")) if ip.strip("0") else -(len(fp) - len(fp.lstrip("0")))
-    e = e + lead - 1
-    digits = digits.rstrip("0") or "0"
-    m = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-    return ("-" if neg else "") + f"{m}e{e}"
-
-
 def show_num_exact(x: float) -> str:
     if x != x:
         return "nan"
     if x in (math.inf, -math.inf):
         return "inf" if x > 0 else "-inf"
     if x == int(x) and abs(x) < 1e15:
-        return str(int(x)) if not (x == 0 and math.copysign(1, x) < 0) else "-0"
-    p, s = _plain(x), _sci(x)
+        return display(x)
+    p, s = display(x), lower_exp(x)
     return p if len(p) <= len(s) else s
 
 

@@ -416,3 +416,19 @@ class Program:
         """Read an IR text, with the reference's leniency, checks and messages."""
         from serq.ir.json import program_from_json
         return program_from_json(text)
+
+
+def _guard_depth() -> None:
+    """``repr`` of any IR value, and ``==``/``hash`` of a Program, recurse as deep as the
+    program nests: run them under serq.deep (a clear error, never a crash, however deep)."""
+    import dataclasses
+    from serq.deep import deep
+    for value in list(globals().values()):
+        if isinstance(value, type) and dataclasses.is_dataclass(value) \
+                and value.__module__ == __name__:
+            value.__repr__ = deep(value.__repr__)
+    Program.__eq__ = deep(Program.__eq__)
+    Program.__hash__ = deep(Program.__hash__)
+
+
+_guard_depth()

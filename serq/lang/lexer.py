@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from serq.ir.floats import display
 from serq.lang.diagnostics import Pos, Source, fail
 
 IDENT, NUM, STR, EOF = "ident", "num", "str", "Eof"
@@ -36,31 +37,8 @@ class Token:
 
 
 def show_f64(x: float) -> str:
-    """Rust's ``Display`` for f64: shortest digits, never an exponent."""
-    if x != x:
-        return "NaN"
-    if x in (float("inf"), float("-inf")):
-        return "inf" if x > 0 else "-inf"
-    if x == int(x) and abs(x) < 1e300:
-        s = str(int(x))
-        return "-0" if x == 0 and str(x).startswith("-") else s
-    r = repr(x)
-    if "e" not in r:
-        return r
-    mant, exp = r.split("e")
-    e = int(exp)
-    neg = mant.startswith("-")
-    mant = mant.lstrip("-")
-    ip, _, fp = mant.partition(".")
-    digits = ip + fp
-    point = len(ip) + e
-    if point <= 0:
-        s = "0." + "0" * (-point) + digits
-    elif point >= len(digits):
-        s = digits + "0" * (point - len(digits))
-    else:
-        s = digits[:point] + "." + digits[point:]
-    return ("-" if neg else "") + s
+    """Rust's ``Display`` for f64 (how the reference names a number token in a message)."""
+    return display(x)
 
 
 def describe(tok: Token) -> str:

@@ -18,27 +18,36 @@ NO_CACHE = ("such a hold consumes nothing of the session's cached prefix")
 
 
 def expr_nodes(e):
-    """Pre-order walk of an IR expression (calls before their arguments)."""
-    yield e
+    """Pre-order walk of an IR expression (calls before their arguments); iterative, so a
+    deep expression costs neither recursion nor a generator per level."""
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        yield x
+        kids = _expr_children(x)
+        if kids:
+            stack.extend(reversed(kids))
+
+
+def _expr_children(e):
     t = type(e)
     if t is T.Binary:
-        yield from expr_nodes(e.left)
-        yield from expr_nodes(e.right)
-    elif t is T.Unary:
-        yield from expr_nodes(e.operand)
-    elif t is T.Cond:
-        yield from expr_nodes(e.cond)
-        yield from expr_nodes(e.then)
-        yield from expr_nodes(e.other)
-    elif t is T.Sample:
-        for a in e.args:
-            yield from expr_nodes(a)
-    elif t is T.Call:
+        return (e.left, e.right)
+    if t is T.Unary:
+        return (e.operand,)
+    if t is T.Cond:
+        return (e.cond, e.then, e.other)
+    if t is T.Sample:
+        return tuple(e.args)
+    if t is T.Call:
+        out = []
         for a in e.args:
             if type(a) is T.ArgExpr:
-                yield from expr_nodes(a.expr)
+                out.append(a.expr)
             elif a.ref.index is not None:
-                yield from expr_nodes(a.ref.index)
+                out.append(a.ref.index)
+        return out
+    return ()
 
 
 def ref_indices(s):

@@ -22,15 +22,19 @@ def children(e):
 
 
 def any_node(e, pred) -> bool:
-    if pred(e):
-        return True
-    return any(any_node(c, pred) for c in children(e))
+    return any(pred(x) for x in nodes(e))
 
 
 def nodes(e):
-    yield e
-    for c in children(e):
-        yield from nodes(c)
+    """Every node of expression ``e``, in pre-order; iterative, so a deep expression costs
+    neither recursion nor a generator per level."""
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        yield x
+        kids = children(x)
+        if kids:
+            stack.extend(reversed(kids))
 
 
 def reads_name(e, name) -> bool:
@@ -85,7 +89,16 @@ def sub_blocks(s):
 
 
 def all_stmts(block):
-    for s in block:
-        yield s
-        for b in sub_blocks(s):
-            yield from all_stmts(b)
+    """Every statement of ``block`` and of its nested blocks, in pre-order. Iterative: a
+    chain of nested generators would pass each statement up through one generator per
+    level (quadratic in the depth) and recurse once per level."""
+    stack = [iter(block)]
+    while stack:
+        for s in stack[-1]:
+            yield s
+            subs = sub_blocks(s)
+            if subs:
+                stack.extend(iter(b) for b in reversed(subs))
+                break
+        else:
+            stack.pop()

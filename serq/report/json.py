@@ -11,6 +11,8 @@ from __future__ import annotations
 import json as _json
 import math
 
+from serq.ir.floats import display
+
 __all__ = ["fmt_float", "fmt_int", "fmt_str", "report_json", "percentiles_json"]
 
 _INF = math.inf
@@ -23,23 +25,7 @@ def fmt_float(x) -> str:
     x = float(x)
     if x != x or x == _INF or x == -_INF:
         return "null"
-    r = repr(x)
-    if "e" not in r:
-        return r[:-2] if r.endswith(".0") else r
-    mant, exp = r.split("e")
-    neg = mant.startswith("-")
-    if neg:
-        mant = mant[1:]
-    whole, _, frac = mant.partition(".")
-    digits = whole + frac
-    point = len(whole) + int(exp)  # digits before the decimal point
-    if point <= 0:
-        out = "0." + "0" * -point + digits
-    elif point >= len(digits):
-        out = digits + "0" * (point - len(digits))
-    else:
-        out = digits[:point] + "." + digits[point:]
-    return "-" + out if neg else out
+    return display(x)
 
 
 def fmt_int(x) -> str:
