@@ -147,6 +147,8 @@ def _needs(args):
     need("sweep", f"serq {args.command}")
     if args.backend in ("dask", "ray"):
         need(args.backend, f"--backend {args.backend}")
+    elif args.address is not None:  # it would be ignored without a word
+        raise ValueError(f"--address {args.address}: applies to --backend dask or ray only")
 
 
 def _check_out(path):
@@ -179,14 +181,17 @@ def cmd_sweep(args) -> int:
     finally:
         if bar is not None:
             bar.close()
+    _write_outputs(args, result)  # first: a bad --metrics or stdout loses nothing computed
     _out(format_sweep(result, _metric_list(args.metrics, result)) + "\n")
-    _write_outputs(args, result)
     return 0
 
 
 def _metric_list(text, result):
-    if text:
+    if text is not None:
         names = [m.strip() for m in text.split(",") if m.strip()]
+        if not names:
+            raise ValueError(f"--metrics {text!r}: no metric named (e.g. "
+                             f"{', '.join(result.metrics[6:10])})")
         unknown = [m for m in names if m not in result.metrics]
         if unknown:
             raise ValueError(f"--metrics: no metric {unknown[0]!r} (e.g. "

@@ -82,6 +82,8 @@ OPTIONS = {
     "sweep --set tiny step": (["sweep", MM1, "--set", "lam=0:1:1e-300", *SWEEP], "--set"),
     "sweep --set backwards": (["sweep", MM1, "--set", "lam=5:1:0.5", *SWEEP], "--set"),
     "sweep -j 0": (["sweep", MM1, "--set", "lam=0.5", "-j", "0"], "--jobs"),
+    "sweep --address alone": (["sweep", MM1, "--set", "lam=0.5", "--address", "x"],
+                              "--address"),
     "sweep --percentiles": (["sweep", MM1, "--set", "lam=0.5", *SWEEP, "--percentiles", "x"],
                             "--percentiles"),
     "capacity --slo": (["capacity", MM1, *SWEEP, "--knob", "lam", "--slo", "response<"],
