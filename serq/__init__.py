@@ -20,6 +20,7 @@ _EXPORTS = {
     "IRError": "serq.errors",
     "SerqError": "serq.errors",
     "SimulationError": "serq.errors",
+    "RangeError": "serq.errors",
     "IR_VERSION": "serq.ir.types",
     "Program": "serq.ir.types",
     "compile": "serq.lang.compiler",
@@ -36,7 +37,7 @@ _EXPORTS = {
 
 __all__ = ["IR_VERSION", "REPORT_VERSION", "Program", "compile", "run", "read_trace", "Report",
            "Observe", "Gauge", "Pool", "Stage", "Rng", "CompileError", "IRError", "SerqError",
-           "SimulationError", "__version__"]
+           "SimulationError", "RangeError", "__version__"]
 
 
 def __getattr__(name: str):
@@ -54,7 +55,7 @@ def __dir__():
 
 
 if TYPE_CHECKING:  # for type checkers and editors: the eager imports
-    from serq.errors import CompileError, IRError, SerqError, SimulationError
+    from serq.errors import CompileError, IRError, RangeError, SerqError, SimulationError
     from serq.ir.types import IR_VERSION, Program
     from serq.lang.compiler import compile
     from serq.report import REPORT_VERSION, Gauge, Observe, Pool, Report, Stage

@@ -352,31 +352,43 @@ def cmd_draw(args) -> int:
 
 class _plan_recorder:
     """``--plan PLAN``: the hooks observer writing the plan (None without the option); the
-    file is checked (a step stage, a writable path) before the run starts."""
+    file is checked (a step stage, a writable path) before the run starts, written new and
+    renamed over PLAN when the run ends well (``serq.output.replacing``: a failed or
+    interrupted run leaves an existing PLAN as it was)."""
     def __init__(self, args, program):
         self.file = None
         self.hooks = None
         path = getattr(args, "plan", None)
         if path is None:
             return
+        import io
         from serq.numerics.export import PlanRecorder
-        try:
-            self.file = open(path, "w")
-        except OSError as e:
-            raise ValueError(f"cannot write the plan to {path}: {e.strerror or e}") from None
+        from serq.output import check_output_file, replacing
+        check_output_file(path, "--plan")
+        self.replacing = replacing(path)
+        self.file = io.TextIOWrapper(self.replacing.__enter__(), encoding="utf-8")
         try:
             self.hooks = PlanRecorder(program, self.file, args.file)
-        except ValueError:
-            self.file.close()
-            os.remove(path)
+        except BaseException as e:
+            self.__exit__(type(e), e, None)
             raise
 
     def __enter__(self):
         return self.hooks
 
-    def __exit__(self, *exc):
-        if self.file is not None:
-            self.file.close()
+    def __exit__(self, kind, error, tb):
+        if self.file is None:
+            return False
+        file, self.file = self.file, None
+        try:
+            file.flush()
+            file.detach()
+        except OSError as e:
+            if kind is None:
+                kind, error = type(e), e
+        except ValueError:
+            pass
+        return self.replacing.__exit__(kind, error, tb)
 
 
 def cmd_trace_import(args) -> int:

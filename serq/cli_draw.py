@@ -33,6 +33,9 @@ def cmd_draw(args, out, err) -> int:
         raise ValueError(f"{args.file}: `serq draw` needs the program's text (.sq): the view "
                          "is compiled from it, and an IR has the whole session in its place")
     png = args.format == "png"
+    if args.output is not None:
+        from serq.output import check_output_file
+        check_output_file(args.output, "-o")
     if png:
         if args.output is None:
             args.parser.error("--format png writes a file: give -o OUT")
@@ -43,14 +46,13 @@ def cmd_draw(args, out, err) -> int:
     if args.output is None:
         out(text)
         return 0
-    try:
-        if png:
-            import cairosvg
-            cairosvg.svg2png(bytestring=text.encode("utf-8"), write_to=args.output, scale=2)
-        else:
-            with open(args.output, "w", encoding="utf-8", newline="\n") as f:
-                f.write(text)
-    except OSError as e:
-        raise ValueError(f"cannot write {args.output}: {e.strerror or e}") from None
+    from serq.output import replace_file
+    if png:
+        import cairosvg
+        replace_file(args.output, lambda f: cairosvg.svg2png(
+            bytestring=text.encode("utf-8"), write_to=f, scale=2))
+    else:
+        data = text.encode("utf-8")
+        replace_file(args.output, lambda f: f.write(data))
     err(f"serq: wrote {args.output} ({args.format})\n")
     return 0

@@ -54,6 +54,9 @@ def _count(text):
 
 def cmd_drt(args) -> int:
     from serq.ref import drt
+    if args.save is not None:
+        from serq.cli import _prepare_dump
+        _prepare_dump(args.save)  # before the cases: a divergence found must not be lost
     if args.replay:
         return _replay()
     if args.hypothesis:
@@ -72,19 +75,20 @@ def cmd_drt(args) -> int:
         failed = drt.run_cases(seeds, save_dir=args.save, check_digests=True,
                                progress=drt.stderr_progress(20))
         total = len(seeds)
-    for out in failed:
-        print(f"{out.name}: {out.diff}")
-    print(f"{total - len(failed)} passed, {len(failed)} failed")
+    from serq.output import write_stdout
+    write_stdout("".join(f"{out.name}: {out.diff}\n" for out in failed)
+                 + f"{total - len(failed)} passed, {len(failed)} failed\n")
     return 1 if failed else 0
 
 
 def _replay() -> int:
+    from serq.output import write_stdout
     from serq.ref import replay
     failed = 0
     for row in replay.run_all():
-        print(f"{row.name}: {row.observations} observations, {row.preemptions} preemptions, "
-              f"sim {row.sim_s:.1f} s, ref {row.ref_s:.1f} s (CPU): "
-              + ("agree" if row.diff is None else f"DIVERGE: {row.diff}"), flush=True)
+        write_stdout(f"{row.name}: {row.observations} observations, {row.preemptions} "
+                     f"preemptions, sim {row.sim_s:.1f} s, ref {row.ref_s:.1f} s (CPU): "
+                     + ("agree" if row.diff is None else f"DIVERGE: {row.diff}") + "\n")
         failed += row.diff is not None
-    print(f"{len(replay.COSTS) - failed} passed, {failed} failed")
+    write_stdout(f"{len(replay.COSTS) - failed} passed, {failed} failed\n")
     return 1 if failed else 0

@@ -11,6 +11,8 @@ import json
 import os
 import sys
 
+from serq.output import write_stdout
+
 
 def add_parsers(sub, positive_int, program_options=None, load=None, real=float):
     """Register ``serq numerics {check,cost}`` on the top-level subparsers (serq/cli.py
@@ -24,6 +26,18 @@ def add_parsers(sub, positive_int, program_options=None, load=None, real=float):
         add_cost_parser(nsub, positive_int, program_options, load, real)
     top.set_defaults(parser=top)
     return top
+
+
+def _seed(value: str) -> int:
+    """A numpy seed: a whole number from 0 to 2^32-1."""
+    import argparse
+    try:
+        n = int(value, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if not 0 <= n < 2**32:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 0 to 2^32-1, got {n}")
+    return n
 
 
 def add_check_parser(sub, positive_int):
@@ -56,7 +70,8 @@ def add_check_parser(sub, positive_int):
                         "so that batch-dependent drift flips tokens deterministically")
     p.add_argument("--fp32", action="store_true",
                    help="fp32 activations (default: bf16-rounded activations, fp32 logits)")
-    p.add_argument("--model-seed", type=int, default=0, metavar="S", help="the tiny model's seed")
+    p.add_argument("--model-seed", type=_seed, default=0, metavar="S",
+                   help="the tiny model's seed (0 to 2^32-1)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_check, parser=p)
     return p
@@ -96,12 +111,14 @@ def cmd_cost(args, load) -> int:
     if bad or not kinds:
         raise ValueError(f"--modes: unknown mode {bad[0] if bad else '(none given)'!r} "
                          "(none, batch_invariant, dvr)")
-    if not args.multiplier > 0 or not 0 <= args.fraction <= 1 or not 0 <= args.rollback <= 1:
-        raise ValueError("--multiplier must be > 0, --fraction and --rollback in [0, 1]")
+    if (not 0 < args.multiplier < float("inf") or not 0 <= args.fraction <= 1
+            or not 0 <= args.rollback <= 1):
+        raise ValueError("--multiplier must be a finite number > 0, --fraction and --rollback "
+                         "in [0, 1]")
     modes = [Mode(k, args.multiplier, args.window, args.group, args.fraction, args.rollback) for k in kinds]
     program = load(args)
     rows = summary_rows(program, price(program, modes, serq.run))
-    sys.stdout.write(format_cost(args.file, program, rows))
+    write_stdout(format_cost(args.file, program, rows))
     return 0
 
 
@@ -167,9 +184,9 @@ def cmd_check(args) -> int:
                         near_ties=args.near_ties)
     total = len(plan_requests(plan))
     if args.json:
-        print(json.dumps(report_json(report, args, total), indent=1))
+        write_stdout(json.dumps(report_json(report, args, total), indent=1) + "\n")
     else:
-        sys.stdout.write(format_report(report, args, plan, total))
+        write_stdout(format_report(report, args, plan, total))
     return 0 if report.ok else 1
 
 

@@ -11,11 +11,22 @@ drawing is :mod:`serq.plot`.
 """
 from __future__ import annotations
 
-import os
-
 __all__ = ["add_command"]
 
 IMAGE_SUFFIXES = (".png", ".svg", ".pdf")
+MAX_DPI = 1200  # a 10 x 6 inch figure at 1200 dpi is 86 megapixels: more is a typo
+
+
+def _dpi(value: str) -> int:
+    import argparse
+    try:
+        n = int(value, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if not 1 <= n <= MAX_DPI:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to {MAX_DPI}, "
+                                         f"got {n}")
+    return n
 
 
 def add_command(sub) -> None:
@@ -29,7 +40,8 @@ def add_command(sub) -> None:
     def image(p):
         p.add_argument("-o", "--out", required=True, metavar="IMAGE",
                        help="the image to write (.png, .svg or .pdf)")
-        p.add_argument("--dpi", type=int, default=100, help="dots per inch (default 100)")
+        p.add_argument("--dpi", type=_dpi, default=100,
+                       help=f"dots per inch (default 100, at most {MAX_DPI})")
 
     cdf = kinds.add_parser("cdf", help="the empirical CDF of each observation",
                            description="Run FILE and draw each observation's empirical CDF "
@@ -67,23 +79,39 @@ def add_command(sub) -> None:
     sweep.add_argument("--x", required=True, metavar="KNOB", help="the knob on the x axis")
     sweep.add_argument("--metric", required=True, help="the metric on the y axis (ttft.p99)")
     sweep.add_argument("--by", metavar="KNOB", help="one curve per value of this knob")
-    sweep.add_argument("--slo", type=float, metavar="BOUND", help="draw a bound")
+    sweep.add_argument("--slo", type=_finite, metavar="BOUND", help="draw a bound")
     image(sweep)
     sweep.set_defaults(func=cmd_plot, parser=sweep)
+
+
+def _finite(value: str) -> float:
+    import argparse
+    import math
+    try:
+        x = float(value)
+    except ValueError:
+        x = math.nan
+    if not math.isfinite(x):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {value!r}")
+    return x
 
 
 def _read_summary(path):
     from serq.extras import need
     need("pandas", "serq plot sweep", ("pandas",))
     import pandas as pd
+    from serq.files import open_regular, os_error_text
     try:
-        if path.lower().endswith(".parquet"):
-            return pd.read_parquet(path)
-        return pd.read_csv(path)
-    except FileNotFoundError:
-        raise ValueError(f"cannot read {path}: No such file or directory (os error 2)") from None
-    except (OSError, ValueError) as e:
+        with open_regular(path) as f:  # a regular file: /dev/zero or a FIFO never ends
+            if path.lower().endswith(".parquet"):
+                return pd.read_parquet(f)
+            return pd.read_csv(f)
+    except OSError as e:
+        raise ValueError(f"cannot read {path}: {os_error_text(e)}") from None
+    except (ValueError, ImportError) as e:
         raise ValueError(f"cannot read {path}: {e}") from None
+    except Exception as e:  # pyarrow's and pandas' own errors on a damaged file
+        raise ValueError(f"cannot read {path}: {type(e).__name__}: {e}") from None
 
 
 def cmd_plot(args) -> int:
@@ -93,8 +121,8 @@ def cmd_plot(args) -> int:
     out = args.out
     if not out.lower().endswith(IMAGE_SUFFIXES):
         raise ValueError(f"cannot write {out}: the name must end in .png, .svg or .pdf")
-    if os.path.isdir(out):
-        raise ValueError(f"cannot write {out}: it is a directory")
+    from serq.output import check_output_file
+    check_output_file(out, "-o")  # before the run: nothing computed is lost
     import serq.plot as P
     if args.kind == "sweep":
         fig = P.load_curve(_read_summary(args.file), args.x, args.metric, by=args.by,
@@ -110,9 +138,6 @@ def cmd_plot(args) -> int:
             report = serq.run(program)
             fig = (P.cdf(report, args.obs) if args.kind == "cdf"
                    else P.gauges(report, args.gauge))
-    try:
-        P.save(fig, out, dpi=args.dpi)
-    except OSError as e:
-        raise ValueError(f"cannot write {out}: {e.strerror or e}") from None
+    P.save(fig, out, dpi=args.dpi)
     _err(f"serq: wrote {out}\n")
     return 0

@@ -14,6 +14,8 @@ import sys
 
 __all__ = ["add_commands", "cmd_sweep", "cmd_capacity"]
 
+MAX_SEEDS = 100_000  # replications per point (as the grid's values per axis): more is a typo
+
 
 def _positive(value: str) -> int:
     import argparse
@@ -119,6 +121,8 @@ def _source(args, percentiles):
 def _seeds(args, source):
     from serq.sweep.task import load_program
     base = args.seed if args.seed is not None else load_program(source).seed
+    if args.seeds > MAX_SEEDS:
+        raise ValueError(f"--seeds {args.seeds}: more than {MAX_SEEDS} replications per point")
     if base + args.seeds > 2**64:
         raise ValueError(f"--seed {base} + --seeds {args.seeds} passes 2^64-1")
     return list(range(base, base + args.seeds))
@@ -151,8 +155,8 @@ def _check_out(path):
     from serq.report.tables import TABLE_SUFFIXES
     if not path.lower().endswith(TABLE_SUFFIXES):
         raise ValueError(f"cannot write {path}: the name must end in .csv or .parquet")
-    if os.path.isdir(path):
-        raise ValueError(f"cannot write {path}: it is a directory")
+    from serq.output import check_output_file
+    check_output_file(path)  # before the runs: nothing computed is lost
 
 
 def cmd_sweep(args) -> int:

@@ -9,9 +9,13 @@ claim is witnessed (and every lemma is proved); 1 when one is not, or the input 
 """
 from __future__ import annotations
 
-import sys
+
+import math
 
 __all__ = ["add_command", "cmd_verify"]
+
+MAX_WORKLOADS = 1_000_000  # the bounded-exhaustive part runs each one: more is a typo
+MAX_SESSIONS = 64
 
 HONEST = ("Verified for the bounded family above (every workload run once, on serq's "
           "simulator) and tested beyond it; neither is a proof for all workloads.")
@@ -28,11 +32,12 @@ def _count(value: str) -> int:
     return n
 
 
-def _positive(value: str) -> int:
+def _sessions(value: str) -> int:
     import argparse
     n = _count(value)
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
+    if not 1 <= n <= MAX_SESSIONS:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to {MAX_SESSIONS}, "
+                                         f"got {n}")
     return n
 
 
@@ -50,8 +55,8 @@ def add_command(sub) -> None:
                "proved); 1 one does not, or the input does not load; 2 usage error.")
     _add_program_options(p, run_settings=True)
     g = p.add_argument_group("the family")
-    g.add_argument("--sessions", type=_positive, default=3, metavar="N",
-                   help="workloads of 1 to N sessions (default 3)")
+    g.add_argument("--sessions", type=_sessions, default=3, metavar="N",
+                   help=f"workloads of 1 to N sessions (default 3, at most {MAX_SESSIONS})")
     g.add_argument("--values", action="append", default=[], metavar="NAME=SPEC",
                    help="the values of a drawn attribute: a comma list or A..B (whole "
                         "numbers); default 0,1,2 (repeatable)")
@@ -70,8 +75,9 @@ def add_command(sub) -> None:
 
 
 def _out(text: str) -> None:
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    """Written as it comes (the verdicts appear one by one), checked (``serq.output``)."""
+    from serq.output import write_stdout
+    write_stdout(text)
 
 
 def cmd_verify(args) -> int:
@@ -91,9 +97,16 @@ def cmd_verify(args) -> int:
         try:
             times = [float(x) for x in args.times.split(",")]
         except ValueError:
-            args.parser.error(f"--times {args.times}: expected a comma list of numbers")
+            times = [math.nan]
+        if not all(math.isfinite(t) and t >= 0 for t in times):
+            args.parser.error(f"--times {args.times}: expected a comma list of finite "
+                              f"times >= 0")
     fam = family_of(program, args.sessions, values, times)
-    total = fam.size()
+    total = fam.size(cap=MAX_WORKLOADS)
+    if total > MAX_WORKLOADS:
+        raise ValueError(f"the family ({fam.describe()}) has more than {MAX_WORKLOADS:,} "
+                         f"workloads, too many to run each: lower --sessions or give fewer "
+                         f"--values or --times")
     _out(f"serq verify {args.file}\n")
     _out(f"  runs on: {V.SEMANTICS}\n")
     _out(f"  family: {fam.describe()}: {total} workload{'s' if total != 1 else ''}\n")

@@ -18,3 +18,10 @@ class IRError(SerqError):
 
 class SimulationError(SerqError):
     """A run failed: the message names the simulated time and session where it can."""
+
+
+class RangeError(SerqError, OverflowError):
+    """A number given to the API is out of its range (``compile(seed=-1)``,
+    ``horizon=10**400``). pyserq raises a bare ``OverflowError`` there; this is a
+    ``ValueError``, as serq's API promises, and an ``OverflowError`` too, so code written
+    for pyserq still catches it."""

@@ -12,10 +12,12 @@ directory (os error 21)``.
 from __future__ import annotations
 
 import errno
+import io
 import os
 import stat
 
-__all__ = ["NotRegularFile", "open_regular", "read_bytes", "os_error_text"]
+__all__ = ["NotRegularFile", "open_regular", "open_text", "read_bytes", "read_text",
+           "os_error_text"]
 
 _KINDS = (
     (stat.S_ISCHR, "a character device"),
@@ -64,6 +66,27 @@ def read_bytes(path) -> bytes:
     """The whole content of the regular file at ``path`` (errors as :func:`open_regular`)."""
     with open_regular(path) as f:
         return f.read()
+
+
+def open_text(path, encoding: str = "utf-8", newline=None):
+    """The regular file at ``path`` opened for reading as text (errors as
+    :func:`open_regular`; a decoding error comes later, from the reads)."""
+    return io.TextIOWrapper(open_regular(path), encoding=encoding, newline=newline)
+
+
+def read_text(path, what: str = "") -> str:
+    """The whole text (UTF-8, a BOM dropped) of the regular file at ``path``; any failure is
+    a ``ValueError`` naming the file: ``cannot read [WHAT ]PATH: WHY``."""
+    where = f"{what} {path}" if what else f"{path}"
+    try:
+        data = read_bytes(path)
+    except OSError as e:
+        raise ValueError(f"cannot read {where}: {os_error_text(e)}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"cannot read {where}: not UTF-8 text (byte {e.start} is "
+                         f"0x{data[e.start]:02x})") from None
 
 
 def os_error_text(e: OSError) -> str:

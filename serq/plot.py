@@ -202,6 +202,10 @@ def load_curve(summary, x, metric, *, by=None, slo=None, ylabel=None):
 
 
 def save(fig, path, dpi=100):
-    """Write ``fig`` to ``path`` (the format from its suffix: .png, .svg, .pdf)."""
-    fig.savefig(path, dpi=dpi)
+    """Write ``fig`` to ``path`` (the format from its suffix: .png, .svg, .pdf), a new file
+    renamed over ``path`` (``serq.output.replace_file``: a ``WriteError`` names it)."""
+    import os
+    from serq.output import replace_file
+    fmt = os.path.splitext(os.fspath(path))[1].lstrip(".").lower() or None
+    replace_file(path, lambda f: fig.savefig(f, dpi=dpi, format=fmt))
     return path

@@ -99,7 +99,10 @@ def has_times(path) -> bool:
 def load_trace(path) -> Trace:
     """The trace file at ``path`` as a :class:`Trace`: its sessions and, when its rows
     carry the ``at`` column, each session's arrival time."""
-    p = os.fspath(path)
+    try:
+        p = os.fspath(path)
+    except TypeError as e:  # pyserq 0.1.2's words: the argument named
+        raise TypeError(f"argument 'path': {e}") from None
     if not isinstance(p, str):
         raise TypeError(f"argument 'path': {type(p).__name__!r} object cannot be converted to 'PyString'")
     try:

@@ -202,7 +202,7 @@ def test_option_errors(tmp_path):
 def test_missing_input(tmp_path):
     with pytest.raises(TraceImportError) as info:
         import_trace("azure", tmp_path / "nope.csv", tmp_path / "o.csv")
-    assert str(info.value) == f"cannot read {tmp_path / 'nope.csv'}: No such file or directory"
+    assert str(info.value) == f"cannot read {tmp_path / 'nope.csv'}: No such file or directory (os error 2)"
 
 
 # ---------------------------------------------------------------------------------------

@@ -64,7 +64,9 @@ class Family:
                     for vs in itertools.product(combos, repeat=n):
                         yield Workload(self, tuple(vs), ts)
 
-    def size(self) -> int:
+    def size(self, cap=None) -> int:
+        """The number of workloads; with ``cap``, counting stops once it passes ``cap`` (the
+        count of a family too large to run can have millions of digits)."""
         c = 1
         for _, n in self.drawn:
             c *= len(self.values[n])
@@ -72,6 +74,8 @@ class Family:
         for n in range(1, self.max_sessions + 1):
             t = 1 if callable(self.times) else math.comb(len(self.times) + n - 1, n)
             total += t * c ** n
+            if cap is not None and total > cap:
+                return total
         return total
 
 

@@ -209,6 +209,9 @@ def default_random_bounds(family: Family):
             max(2 * vmax, vmax + 2), max(4 * tmax, family.program.horizon / 10, 1.0))
 
 
+MAX_VALUES = 10_000  # values of one drawn attribute in the family: more is a typo
+
+
 def parse_values(spec: str):
     """``NAME=1,2,3`` or ``NAME=A..B`` (whole numbers A to B) -> (name, values)."""
     name, sep, rest = spec.partition("=")
@@ -221,12 +224,16 @@ def parse_values(spec: str):
             lo, hi = int(a), int(b)
             if hi < lo:
                 raise ValueError
+            if hi - lo >= MAX_VALUES:
+                raise ValueError(f"--values {spec}: more than {MAX_VALUES:,} values")
             vals = tuple(float(v) for v in range(lo, hi + 1))
         else:
             vals = tuple(float(x) for x in rest.split(","))
             if any(not math.isfinite(v) for v in vals):
                 raise ValueError
-    except ValueError:
+    except ValueError as e:
+        if str(e).startswith("--values"):
+            raise
         raise ValueError(f"--values {spec}: expected a comma list of numbers or A..B with "
                          f"whole numbers A <= B") from None
     return name.strip(), tuple(sorted(set(vals)))

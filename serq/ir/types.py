@@ -413,7 +413,11 @@ class Program:
 
     @classmethod
     def from_json(cls, text: str) -> "Program":
-        """Read an IR text, with the reference's leniency, checks and messages."""
+        """Read an IR text, with the reference's leniency, checks and messages. A ``text``
+        that is not a ``str`` is a ``TypeError`` with pyserq 0.1.2's words."""
+        if not isinstance(text, str):
+            raise TypeError(f"argument 's': '{type(text).__name__}' object cannot be "
+                            f"converted to 'PyString'")
         from serq.ir.json import program_from_json
         return program_from_json(text)
 

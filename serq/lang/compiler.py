@@ -12,7 +12,7 @@ import re
 
 from serq.deep import deep
 from serq.files import os_error_text, read_bytes
-from serq.errors import CompileError
+from serq.errors import CompileError, RangeError
 from serq.ir import types as T
 from serq.ir.validate import validate
 from serq.ir.claims_check import check_claims
@@ -123,6 +123,17 @@ def _real(x):
     return hasattr(type(x), "__float__") or hasattr(type(x), "__index__")
 
 
+def _too_big(x) -> bool:
+    """A number (an int) too large for an f64."""
+    try:
+        float(x)
+    except OverflowError:
+        return True
+    except (TypeError, ValueError):
+        return False
+    return False
+
+
 def _u64(name, x):
     if x is None:
         return
@@ -130,15 +141,26 @@ def _u64(name, x):
         raise TypeError(f"argument '{name}': '{_type(x)}' object cannot be interpreted as an "
                         f"integer")
     v = operator.index(x)
-    if v < 0:
-        raise OverflowError("can't convert negative int to unsigned")
-    if v >= 2 ** 64:
-        raise OverflowError("int too big to convert")
+    if not 0 <= v < 2 ** 64:
+        raise RangeError(f"argument '{name}': expected an integer from 0 to 2^64-1, got "
+                         f"{_shown_int(v)}")
+
+
+def _shown_int(v: int) -> str:
+    text = str(v)
+    return text if len(text) <= 40 else f"an integer of {len(text.lstrip('-'))} digits"
 
 
 def _f64(name, x):
-    if x is not None and not _real(x):
+    if x is None:
+        return
+    if not _real(x):
         raise TypeError(f"argument '{name}': must be real number, not {_type(x)}")
+    try:
+        float(x)
+    except OverflowError:
+        raise RangeError(f"argument '{name}': {_shown_int(operator.index(x))} is too large "
+                         f"for a float (at most about 1.8e308)") from None
 
 
 def check_arguments(path, source, sets, defs, seed, horizon, warmup, arrivals, trace):
@@ -155,6 +177,14 @@ def check_arguments(path, source, sets, defs, seed, horizon, warmup, arrivals, t
             _string(name, k)
             if name == "defs":
                 _string(name, v)
+            elif _real(v) and not isinstance(v, str) and _too_big(v):
+                raise TypeError(  # pyserq 0.1.2's text, word for word
+                    f"argument 'sets': failed to extract enum SetValue ('Num | Expr')\n"
+                    f"- variant Num (Num): TypeError: failed to extract field SetValue::Num.0, "
+                    f"caused by OverflowError: int too large to convert to float\n"
+                    f"- variant Expr (Expr): TypeError: failed to extract field "
+                    f"SetValue::Expr.0, caused by TypeError: '{_type(v)}' object cannot be "
+                    f"converted to 'PyString'")
             elif not (_real(v) or isinstance(v, str)):
                 t = _type(v)
                 raise TypeError(

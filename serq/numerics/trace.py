@@ -71,10 +71,12 @@ def step_json(step: StepPlan) -> str:
 
 
 def write_plan(path, plan: Plan):
-    with open(path, "w") as f:
-        f.write(json.dumps(dict(plan.header, format=FORMAT, version=VERSION), sort_keys=True) + "\n")
-        for s in plan.steps:
-            f.write(step_json(s) + "\n")
+    """Write ``plan`` to ``path`` (a new file renamed over it: ``serq.output.replace_file``)."""
+    from serq.output import replace_file
+    lines = [json.dumps(dict(plan.header, format=FORMAT, version=VERSION), sort_keys=True)]
+    lines += [step_json(s) for s in plan.steps]
+    data = ("\n".join(lines) + "\n").encode("utf-8")
+    replace_file(path, lambda f: f.write(data))
 
 
 def _int(v, where, what):
@@ -106,32 +108,41 @@ def _parse_step(obj, where):
 
 def read_plan(path) -> Plan:
     """Read and validate a plan file (``PlanError`` names file:line on bad input)."""
+    from serq.files import open_text, os_error_text
     plan = Plan()
     try:
-        f = open(path)
+        f = open_text(path)  # a regular file only: /dev/zero or a FIFO would never end
     except OSError as e:
-        raise PlanError(f"{path}: cannot read the plan ({e.strerror})") from None
+        raise PlanError(f"{path}: cannot read the plan ({os_error_text(e)})") from None
     with f:
-        for no, line in enumerate(f, 1):
-            where = f"{path}:{no}"
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise PlanError(f"{where}: not JSON ({e.msg})") from None
-            if no == 1:
-                if not isinstance(obj, dict) or obj.get("format") != FORMAT:
-                    raise PlanError(f"{where}: not a serq plan (the first line must be a header "
-                                    f"with \"format\": \"{FORMAT}\"; write one with `serq run FILE --plan PLAN.jsonl`)")
-                if obj.get("version") != VERSION:
-                    raise PlanError(f"{where}: plan version {obj.get('version')!r}, this serq reads {VERSION}")
-                plan.header = obj
-                continue
-            plan.steps.append(_parse_step(obj, where))
+        try:
+            _read_lines(plan, f, path)
+        except UnicodeDecodeError:
+            raise PlanError(f"{path}: cannot read the plan (not UTF-8 text)") from None
     if not plan.header:
         raise PlanError(f"{path}: empty plan (no header)")
     return plan
+
+
+def _read_lines(plan, f, path):
+    """The header and the steps of an open plan file into ``plan``."""
+    for no, line in enumerate(f, 1):
+        where = f"{path}:{no}"
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise PlanError(f"{where}: not JSON ({e.msg})") from None
+        if no == 1:
+            if not isinstance(obj, dict) or obj.get("format") != FORMAT:
+                raise PlanError(f"{where}: not a serq plan (the first line must be a header "
+                                f"with \"format\": \"{FORMAT}\"; write one with `serq run FILE --plan PLAN.jsonl`)")
+            if obj.get("version") != VERSION:
+                raise PlanError(f"{where}: plan version {obj.get('version')!r}, this serq reads {VERSION}")
+            plan.header = obj
+            continue
+        plan.steps.append(_parse_step(obj, where))
 
 
 # -- a synthetic engine (tests without the simulator) ---------------------------------------

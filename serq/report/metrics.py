@@ -60,21 +60,23 @@ def percentile_name(q) -> str:
 
 
 def parse_percentiles(text: str) -> tuple:
-    """``"50,90,99"`` -> ``(50.0, 90.0, 99.0)``; a ``ValueError`` naming the bad item for a
-    value outside ``(0, 100]`` or one that is not a number."""
+    """``"50,90,99"`` -> ``(50.0, 90.0, 99.0)``; a ``ValueError`` naming the option
+    (``--percentiles``, the one place the text comes from) and the bad item for a value
+    outside ``(0, 100]`` or one that is not a number."""
     out = []
+    where = f"--percentiles {text!r}"
     for item in text.split(","):
         item = item.strip()
         try:
             q = float(item)
         except ValueError:
-            raise ValueError(f"percentile {item!r} is not a number") from None
+            raise ValueError(f"{where}: percentile {item!r} is not a number") from None
         if not 0.0 < q <= 100.0:
-            raise ValueError(f"percentile {item} is not in (0, 100]")
+            raise ValueError(f"{where}: percentile {item} is not in (0, 100]")
         if q not in out:
             out.append(q)
     if not out:
-        raise ValueError("no percentiles given")
+        raise ValueError(f"{where}: no percentiles given")
     return tuple(out)
 
 

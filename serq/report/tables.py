@@ -9,8 +9,11 @@ the session that took it and the session's ``turn_no`` then (spec §12: the reco
 from __future__ import annotations
 
 import csv
+import io
 import math
 import pathlib
+
+from serq.output import replace_file
 
 __all__ = ["samples_frame", "requests_frame", "gauges_frame", "write_rows", "TABLE_SUFFIXES"]
 
@@ -101,7 +104,8 @@ def _cell(x) -> str:
 def write_rows(rows, path, columns=None) -> pathlib.Path:
     """Write ``rows`` (dicts) to ``path``: CSV (``.csv``; floats written so they read back
     exactly) or Parquet (``.parquet``, pyarrow). Columns are ``columns`` or every key in
-    first-seen order; a missing value is empty (CSV) or null (Parquet)."""
+    first-seen order; a missing value is empty (CSV) or null (Parquet). The file is written
+    new and renamed over ``path`` (``serq.output.replace_file``: a ``WriteError`` names it)."""
     path = pathlib.Path(path)
     suffix = path.suffix.lower()
     if suffix not in TABLE_SUFFIXES:
@@ -113,11 +117,16 @@ def write_rows(rows, path, columns=None) -> pathlib.Path:
         import pyarrow as pa
         import pyarrow.parquet as pq
         table = pa.Table.from_pylist([{c: r.get(c) for c in columns} for r in rows])
-        pq.write_table(table, path)
+        replace_file(path, lambda f: pq.write_table(table, f))
         return path
-    with open(path, "w", encoding="utf-8", newline="") as f:
+
+    def fill(binary):
+        f = io.TextIOWrapper(binary, encoding="utf-8", newline="")
         w = csv.writer(f, lineterminator="\n")
         w.writerow(columns)
         for r in rows:
             w.writerow([_cell(r.get(c)) for c in columns])
+        f.flush()
+        f.detach()  # the binary file stays open for replace_file to close
+    replace_file(path, fill)
     return path

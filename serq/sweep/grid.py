@@ -47,7 +47,10 @@ def _range(start, stop, step, where):
         raise ValueError(f"{where}: the step must be positive")
     if b < a:
         raise ValueError(f"{where}: the range is empty (stop < start)")
-    count = math.floor((b - a) / h + 1e-9) + 1
+    span = (b - a) / h
+    if span > 100_000:  # (checked as a float: the count may have hundreds of digits)
+        raise ValueError(f"{where}: about {span:.3g} values; more than 100000")
+    count = math.floor(span + 1e-9) + 1
     if count > 100_000:
         raise ValueError(f"{where}: {count} values; more than 100000")
     # a + i*h, rounded to the step's decimals so that 11 + 3*0.1 prints as 11.3

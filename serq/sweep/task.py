@@ -53,11 +53,8 @@ def load_program(source: Source, point=(), seed=None):
 
 
 def _read_ir(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except (OSError, UnicodeDecodeError) as e:
-        raise ValueError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
+    from serq.files import read_text
+    return read_text(path)
 
 
 def run_task(task: Task) -> dict:

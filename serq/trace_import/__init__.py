@@ -98,12 +98,16 @@ def import_trace(fmt: str, path, out, *, scale: float = 1.0, start: float = None
     (``block_size`` for mooncake, ``chars_per_token`` for sharegpt)."""
     if not (scale > 0 and scale != math.inf):
         raise TraceImportError(f"--scale must be a positive finite number, got {_num(scale)}")
+    for name, t in (("--start", start), ("--end", end)):
+        if t is not None and not math.isfinite(t):
+            raise TraceImportError(f"{name} must be a finite number of seconds, got {_num(t)}")
     if limit is not None and limit < 1:
         raise TraceImportError(f"--limit must be at least 1, got {limit}")
     if start is not None and end is not None and not start < end:
         raise TraceImportError(f"--start {_num(start)} must be before --end {_num(end)}")
     read = _reader(fmt)
     path = os.fspath(path)
+    _check_out(out)
     stats = {"rows": 0, "skipped": {}}
     window = _Window(start, end, limit)
     requests = read(path, window, stats, **options)
@@ -178,18 +182,30 @@ def _render(sessions, origin, scale, fmt, path):
     return "\n".join(lines) + "\n", first, last
 
 
-def _write(out, text: str) -> None:
-    out = os.fspath(out)
+def _check_out(out) -> None:
+    """The output can be written (checked before the input is read)."""
+    from serq.output import WriteError, check_output_file
     try:
-        with open(out, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-    except OSError as e:
-        raise TraceImportError(f"cannot write {out}: {e.strerror or e}") from None
+        check_output_file(os.fspath(out), "OUT")
+    except WriteError as e:
+        raise TraceImportError(str(e)) from None
+
+
+def _write(out, text: str) -> None:
+    from serq.output import WriteError, replace_file
+    data = text.encode("utf-8")
+    try:
+        replace_file(os.fspath(out), lambda f: f.write(data))
+    except WriteError as e:
+        raise TraceImportError(str(e)) from None
 
 
 def _num(x: float) -> str:
     """A time as written: rounded to the nanosecond (so that float noise such as
-    ``0.15728950000000003`` does not show), an integer without ``.0``."""
+    ``0.15728950000000003`` does not show), an integer without ``.0``; ``nan`` and ``inf``
+    as such (they reach here only in the messages refusing them)."""
+    if not math.isfinite(x):
+        return repr(float(x))
     x = round(x, 9)
     if x == int(x) and abs(x) < 1e15:
         return str(int(x))
@@ -201,12 +217,13 @@ def _num(x: float) -> str:
 
 
 def open_text(path: str):
-    """The file's lines (UTF-8, a BOM dropped), or a clear error."""
+    """The file's lines (UTF-8, a BOM dropped), or a clear error (a regular file only: a
+    device or a FIFO would read forever or block, ``serq.files``)."""
+    from serq.files import open_text as open_regular_text, os_error_text
     try:
-        f = open(path, "r", encoding="utf-8-sig", newline="")
+        return open_regular_text(path, encoding="utf-8-sig", newline="")
     except OSError as e:
-        raise TraceImportError(f"cannot read {path}: {e.strerror or e}") from None
-    return f
+        raise TraceImportError(f"cannot read {path}: {os_error_text(e)}") from None
 
 
 def tokens(path: str, lineno: int, column: str, text: str) -> int:

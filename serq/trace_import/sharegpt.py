@@ -33,11 +33,12 @@ SYSTEM = ("system",)
 def _documents(path):
     """``(line, object)`` for each conversation: the items of a top-level JSON array, with the
     line each starts on, or one object a line (JSON lines)."""
+    from serq.files import open_text, os_error_text
     try:
-        with open(path, "r", encoding="utf-8-sig") as f:
+        with open_text(path, encoding="utf-8-sig") as f:
             text = f.read()
     except OSError as e:
-        raise TraceImportError(f"cannot read {path}: {e.strerror or e}") from None
+        raise TraceImportError(f"cannot read {path}: {os_error_text(e)}") from None
     except UnicodeDecodeError:
         raise TraceImportError(f"{path}: not a UTF-8 text file") from None
     decoder = json.JSONDecoder()

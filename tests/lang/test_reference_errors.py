@@ -1262,12 +1262,15 @@ KW_CASES = [
      'link error: --set lam: `k` is not a constant\nhelp: declare this constant or use the name of an existing constant'),
 ]
 
-# keyword arguments of the wrong type: the exception class and text
+# keyword arguments of the wrong type: the exception class and text. Where pyserq 0.1.2 raises
+# a bare OverflowError ("can't convert negative int to unsigned", "int too big to convert"),
+# serq raises serq.RangeError, a ValueError and an OverflowError, with a clear text (issue 8:
+# the API's errors are ValueError or TypeError, tests/test_api_errors.py).
 TYPE_CASES = [
     ({'seed': -1},
-     ('OverflowError', "can't convert negative int to unsigned")),
+     ('RangeError', "argument 'seed': expected an integer from 0 to 2^64-1, got -1")),
     ({'arrivals': -3},
-     ('OverflowError', "can't convert negative int to unsigned")),
+     ('RangeError', "argument 'arrivals': expected an integer from 0 to 2^64-1, got -3")),
     ({'trace': 3},
      ('TypeError', "argument 'trace': expected str, bytes or os.PathLike object, not int")),
     ({'seed': 1.5},
@@ -1279,7 +1282,7 @@ TYPE_CASES = [
     ({'seed': '1'},
      ('TypeError', "argument 'seed': 'str' object cannot be interpreted as an integer")),
     ({'seed': 18446744073709551616},
-     ('OverflowError', 'int too big to convert')),
+     ('RangeError', "argument 'seed': expected an integer from 0 to 2^64-1, got 18446744073709551616")),
     ({'warmup': '1'},
      ('TypeError', "argument 'warmup': must be real number, not str")),
     ({'sets': [1]},
@@ -1291,9 +1294,9 @@ TYPE_CASES = [
     ({'trace': b'x.csv'},
      ('TypeError', "argument 'trace': 'bytes' object cannot be converted to 'PyString'")),
     ({'arrivals': 1180591620717411303424},
-     ('OverflowError', 'int too big to convert')),
+     ('RangeError', "argument 'arrivals': expected an integer from 0 to 2^64-1, got 1180591620717411303424")),
     ({'seed': -1180591620717411303424},
-     ('OverflowError', "can't convert negative int to unsigned")),
+     ('RangeError', "argument 'seed': expected an integer from 0 to 2^64-1, got -1180591620717411303424")),
     ({'defs': {'f': 3}},
      ('TypeError', "argument 'defs': 'int' object cannot be converted to 'PyString'")),
     ({'sets': {3: 1}},
