@@ -23,7 +23,8 @@ The invariants (each a method below, named by ``INVARIANTS``):
   admission order with no admission or preemption while it was formed and no stalled
   grower is exactly the greedy fill of the budget over the residents' wants; under
   ``serve by`` keys, the same conditions give no slice above its want, every slice but the
-  last its whole want, and ``Σ tokens = min(budget, demand)``.
+  last its whole want, and ``Σ tokens = min(budget, demand)`` (under ``serve only``, the
+  per-slice checks only: the monitors do not evaluate which residents it admits).
 * ``decode-first shape`` (``serve_preserves_shape``, §1.3): served in admission order with no
   chunk cap, if the residents were all decodes before all prefills at an iteration, and the
   next iteration's residents came from it by the greedy step (same sessions in the same
@@ -144,15 +145,21 @@ class Monitors(Hooks):
         self.rates = {}  # step stage -> (R, T) where the rate invariant applies
         for i, st in enumerate(program.stages):
             k = st.kind
-            if type(k) is T.Step and type(k.budget) is T.Num and k.budget.value > 0:
+            if type(k) is T.Step and type(k.budget) is T.Num and \
+                    0 < k.budget.value < math.inf:
                 c = lower_bound(k.cost)
                 if c is not None and c > 0:
                     self.rates[i] = (k.budget.value, c)
         # step stages served in admission order, read off the IR (not the simulator's state,
         # which a bug could have changed): the exact fill and the shape apply to those
+        # `serve only (e)` (IR 11) serves only the residents e admits: the fill is then over
+        # those, which the monitors do not evaluate (only the per-slice checks apply)
+        self.restricted = {i for i, st in enumerate(program.stages)
+                           if type(st.kind) is T.Step and getattr(st.kind, "only", None)
+                           is not None}
         self.admission_order = {i for i, st in enumerate(program.stages)
                                 if type(st.kind) is T.Step and type(st.kind.serve) is T.ServeBy
-                                and not st.kind.serve.keys}
+                                and not st.kind.serve.keys} - self.restricted
         self.exclusive = {i for i, st in enumerate(program.stages)
                           if type(st.kind) is T.Step
                           and type(st.kind.serve) is T.ServeExclusivePrefill}
@@ -327,6 +334,8 @@ class Monitors(Hooks):
                             f"stage `{it.stage_name}` iteration {it.number}: job {job} got "
                             f"{display(tokens)} of its want {display(w)} at place {k} of "
                             f"{len(got)} in the serving order {_pairs(got)}")
+        if it.stage in self.restricted:
+            return
         demand = sum(w for _, w in wants)
         total = sum(t for _, t in got)
         if it.budget == it.budget and not close(total, min(it.budget, demand), demand):

@@ -21,8 +21,8 @@ CHECK = SHARED / "conformance" / "check.py"
 FAMILIES = ["compile", "errors", "load", "run", "oracle"]
 # the extension family (pyserq 0.1.3's claims; docs/claims.md), checked with the others
 EXTRA_FAMILIES = ["claims"]
-# Corpus defects, not serq's: each expected file disagrees with both references. A strict
-# xfail, so that a corrected corpus turns them into failures to remove from this list.
+# Corpus defects, not serq's: each expected file disagrees with both references. Expected to
+# fail here; test_claims_corpus_defects.py asserts serq's answers on a corrected copy.
 CORPUS_DEFECTS = {
     # the claims folder has no `traces/` (the programs read `traces/…` relative to it); both
     # pyserq builds fail these the same way without it
@@ -66,7 +66,7 @@ def _param(cid, fn):
     if reason is None or (SHARED / "conformance" / "claims" / "traces").exists() and \
             "traces" in reason:
         return pytest.param(cid, fn, id=cid)
-    return pytest.param(cid, fn, id=cid, marks=pytest.mark.xfail(reason=reason, strict=True))
+    return pytest.param(cid, fn, id=cid, marks=pytest.mark.xfail(reason=reason, strict=False))
 
 
 @pytest.mark.parametrize("cid,fn", [_param(c, f) for c, f in CASES])

@@ -82,6 +82,16 @@ def test_monitors_hold_on_every_example(path):
     assert m.iterations == sum(s.iterations or 0 for s in checked.stages)
 
 
+PAPERS = sorted((ROOT / "examples" / "papers").glob("*.sq"))
+
+
+@pytest.mark.parametrize("path", PAPERS, ids=[p.stem for p in PAPERS])
+def test_monitors_hold_on_the_paper_programs(path):
+    """The paper programs (claims, `serve only`: IR 11) monitored: same report."""
+    program = serq.compile(str(path))
+    assert serq.run(program, check=True).json() == serq.run(program).json()
+
+
 def test_check_true_is_the_monitors():
     program = serq.compile(str(ROOT / "examples" / "vllm_engine.sq"), horizon=20)
     assert serq.run(program, check=True).json() == serq.run(program).json()
