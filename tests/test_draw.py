@@ -1,5 +1,5 @@
 """serq draw (docs/draw.md): the deployment view against pyserq 0.1.3's `draw`, byte for byte
-(tests/golden/draw/expected.json, written by tests/golden/draw/regen.py with the reference),
+(tests/golden/draw/expected.json, written by tools/regen_draw_golden.py with the reference),
 and the SVG checked as a picture: well-formed XML, everything inside the canvas, rendered to
 PNG with cairosvg (the `draw` extra)."""
 import io

@@ -1,6 +1,6 @@
 """Regenerate expected.json with the reference: pyserq 0.1.3's `draw`.
 
-    /tmp/ref13/bin/python tests/golden/draw/regen.py
+    /tmp/ref13/bin/python tools/regen_draw_golden.py
 
 Writes, for every program of cases.py and every examples/*.sq file, the SVG and the TikZ text
 that `pyserq.draw(..., format=...)` returns (pyserq 0.1.3, the first build with `draw`).
@@ -12,12 +12,12 @@ import sys
 
 import pyserq
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.join(ROOT, "tests", "golden", "draw")
 sys.path.insert(0, HERE)
 from cases import PROGRAMS  # noqa: E402
 
-out = {"provenance": "pyserq 0.1.3 draw(format=svg|tikz); tests/golden/draw/regen.py",
+out = {"provenance": "pyserq 0.1.3 draw(format=svg|tikz); tools/regen_draw_golden.py",
        "programs": {}, "examples": {}}
 for name, src in PROGRAMS.items():
     out["programs"][name] = {f: pyserq.draw(source=src, format=f) for f in ("svg", "tikz")}
