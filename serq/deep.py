@@ -124,13 +124,25 @@ def _start(work):
     return None
 
 
+INTERRUPT_GRACE = 2.0           # seconds a Ctrl-C'd worker gets to end before we stop waiting
+
+
 def _wait(thread) -> None:
-    """Join the worker; a Ctrl-C here is raised in the worker too, which then ends."""
+    """Join the worker; a Ctrl-C here is raised in the worker too, which then ends.
+
+    An exception sent to another thread lands only where that thread next runs bytecode, and
+    it may land where it cannot stop the work (a worker just starting, a handler on its way
+    out), so it is sent again until the worker ends; after ``INTERRUPT_GRACE`` seconds the
+    caller stops waiting for it (a daemon thread, it ends with the process) — a Ctrl-C always
+    ends the command."""
     try:
         thread.join()
     except KeyboardInterrupt:
-        _interrupt(thread)
-        thread.join()
+        for _ in range(int(INTERRUPT_GRACE / 0.05)):
+            _interrupt(thread)
+            thread.join(0.05)
+            if not thread.is_alive():
+                break
         raise
 
 
