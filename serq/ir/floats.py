@@ -34,19 +34,25 @@ def shortest_digits(x: float) -> tuple[str, int]:
     return significant.rstrip("0"), point
 
 
+def _sign_or_special(x: float, zero: str):
+    """What both Rust formats share: NaN and the infinities print as words, a zero as
+    ``zero`` with its sign; any other value gives ``(sign, None)`` and its digits follow."""
+    if x != x:
+        return "", "NaN"
+    if x == math.inf:
+        return "", "inf"
+    if x == -math.inf:
+        return "", "-inf"
+    sign = "-" if math.copysign(1.0, x) < 0 else ""
+    return sign, (sign + zero if x == 0 else None)
+
+
 def display(x: float) -> str:
     """``format!("{}", x)`` for an f64."""
-    x = float(x)
-    if x != x:
-        return "NaN"
-    if x == math.inf:
-        return "inf"
-    if x == -math.inf:
-        return "-inf"
-    sign = "-" if math.copysign(1.0, x) < 0 else ""
-    if x == 0:
-        return sign + "0"
-    digits, point = shortest_digits(x)
+    sign, special = _sign_or_special(float(x), "0")
+    if special is not None:
+        return special
+    digits, point = shortest_digits(float(x))
     if point <= 0:
         text = "0." + "0" * -point + digits
     elif point >= len(digits):
@@ -58,16 +64,9 @@ def display(x: float) -> str:
 
 def lower_exp(x: float) -> str:
     """``format!("{:e}", x)`` for an f64: ``1e300``, ``1.5e-7``, ``-2.25e0``, ``0e0``."""
-    x = float(x)
-    if x != x:
-        return "NaN"
-    if x == math.inf:
-        return "inf"
-    if x == -math.inf:
-        return "-inf"
-    sign = "-" if math.copysign(1.0, x) < 0 else ""
-    if x == 0:
-        return sign + "0e0"
-    digits, point = shortest_digits(x)
+    sign, special = _sign_or_special(float(x), "0e0")
+    if special is not None:
+        return special
+    digits, point = shortest_digits(float(x))
     mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
     return f"{sign}{mantissa}e{point - 1}"
