@@ -350,62 +350,49 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
 
     # -- settle (interpreter.md §4) ---------------------------------------------------------
     def settle(self):
-        self.settle_core()
-        self.record()
-
-    def settle_core(self):
-        """``settle`` but the statistics (the event loop records them itself)."""
+        """Settle the instant (interpreter.md §4): run the ready sessions and admit on the
+        pools until neither has anything left to do; then start the step iterations and
+        reschedule the ps stages, recompute the shared stages' rates, and record the time
+        averages."""
         ready = self.ready
-        pools = self.pools
-        execute = self.execute
-        on_demand = self.pools_on_demand
         while True:
-            while ready:
-                s = ready.popleft()
-                if s.status == 0:
-                    execute(s)
-            if on_demand:
-                self.visit_active_pools(True)
-            else:
-                for pl in pools:
-                    if pl.growers:
-                        pl.retry_growers()
-                    if pl.queue and pl.admit_via is None:
-                        pl.try_admit()
+            self.run_ready()
+            self.visit_active_pools(True)
             if not ready:
                 break
         heap = self.heap
-        now = self.now
-        pending_now = bool(heap) and heap[0][0] <= now
+        pending_now = bool(heap) and heap[0][0] <= self.now
         for st in self.settle_stages:
             st.settle(pending_now)
         if self.flows_dirty:
             self.recompute_flows()
-
-    def settle_plain(self):
-        """``settle`` of a program without pools, settling stages or flows: only the ready
-        queue and the statistics."""
-        ready = self.ready
-        if ready:
-            execute = self.execute
-            while ready:
-                s = ready.popleft()
-                if s.status == 0:
-                    execute(s)
         self.record()
 
+    def settle_plain(self):
+        """``settle`` of a program without pools, settling stages or flows: the same rule,
+        with nothing to do but the ready queue and the time averages."""
+        self.run_ready()
+        self.record()
+
+    def run_ready(self):
+        """Execute the sessions of the ready queue, in order, each until it blocks (one may
+        be in the queue twice, or no longer ready: it is skipped then)."""
+        ready = self.ready
+        execute = self.execute
+        while ready:
+            s = ready.popleft()
+            if s.status == 0:
+                execute(s)
+
     def admit_all(self):
-        if self.pools_on_demand:
-            self.visit_active_pools(False)
-            return
-        for pl in self.pools:
-            pl.retry_growers()
-            pl.try_admit()
+        """"Admit all" (§9.3): retry every pool's stalled growers and admit its queue."""
+        self.visit_active_pools(False)
 
     def visit_active_pools(self, settling):
         """The settle's (or "admit all"'s) pass over the pools, in declaration order, over
-        the active ones only (see ``PoolOps.init_active_pools``): a pool activated meanwhile
-        is visited if it comes later in that order, as it would be in the full pass."""
+        the active ones (all of them but in programs with pool arrays, see
+        ``PoolOps.init_active_pools``): a pool activated meanwhile is visited if it comes
+        later in that order, as it would be in the full pass."""
         active = self.active_pools
         i = 0
         while i < len(active):
