@@ -45,5 +45,12 @@ def cast(type, value, typecheck=False):   # noqa: A002
     return value
 
 
-# C type names: only the names matter when interpreted
-bint = uint = ulonglong = longlong = double = Py_ssize_t = None
+class _CType:
+    """A C type name, such as `cython.uint`; `cython.uint[::1]` (a typed memoryview, a
+    C array) is one too."""
+
+    def __getitem__(self, dims):
+        return self
+
+
+bint = uint = ulonglong = longlong = double = Py_ssize_t = _CType()

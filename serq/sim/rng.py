@@ -132,21 +132,26 @@ def _f64(value, what):
 
 # --------------------------------------------------------------------------- key schedule
 
+@cython.cfunc
 @cython.locals(state=cython.ulonglong, xs=cython.ulonglong, rot=cython.ulonglong,
-               k=cython.Py_ssize_t)
-def _key_words(seed: cython.ulonglong):
+               k=cython.Py_ssize_t, words=cython.uint[::1])
+def _key_words(seed: cython.ulonglong) -> cython.uint[::1]:
     """rand_core `seed_from_u64`: fill the 32-byte key with PCG32 outputs (8 words)."""
     state = seed
-    words = []
+    words = _u32_buffer(8)
     for k in range(8):
         state = (state * _PCG_MUL + _PCG_INC) & M64
         xs = (((state >> 18) ^ state) >> 27) & M32
         rot = state >> 59
-        words.append(((xs >> rot) | (xs << ((32 - rot) & 31))) & M32)
-    return tuple(words)
+        words[k] = ((xs >> rot) | (xs << ((32 - rot) & 31))) & M32
+    return words
 
 
-_CONST = (0x61707865, 0x3320646E, 0x79622D32, 0x6B206574)   # "expand 32-byte k"
+_C0 = cython.declare(cython.uint, 0x61707865)   # "expand 32-byte k"
+_C1 = cython.declare(cython.uint, 0x3320646E)
+_C2 = cython.declare(cython.uint, 0x79622D32)
+_C3 = cython.declare(cython.uint, 0x6B206574)
+_CONST = (_C0, _C1, _C2, _C3)
 # the 8 quarter rounds of a ChaCha double round (columns, then diagonals)
 _QR = ((0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15),
        (0, 5, 10, 15), (1, 6, 11, 12), (2, 7, 8, 13), (3, 4, 9, 14))
@@ -164,13 +169,14 @@ _QR = ((0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15),
                x4=cython.uint, x5=cython.uint, x6=cython.uint, x7=cython.uint,
                x8=cython.uint, x9=cython.uint, x10=cython.uint, x11=cython.uint,
                x12=cython.uint, x13=cython.uint, x14=cython.uint, x15=cython.uint)
-def _py_block(key: tuple, counter: cython.ulonglong, out: cython.uint[::1],
+def _py_block(key: cython.uint[::1], counter: cython.ulonglong, out: cython.uint[::1],
               at: cython.Py_ssize_t):
     """One ChaCha12 block (16 words) for the 64-bit block `counter`, written to
     out[at:at + 16] (the quarter rounds of _QR, unrolled on local variables)."""
     M = M32
-    i0, i1, i2, i3 = _CONST
-    i4, i5, i6, i7, i8, i9, i10, i11 = key
+    i0, i1, i2, i3 = _C0, _C1, _C2, _C3
+    i4, i5, i6, i7 = key[0], key[1], key[2], key[3]
+    i8, i9, i10, i11 = key[4], key[5], key[6], key[7]
     i12, i13 = counter & M, (counter >> 32) & M
     x0, x1, x2, x3, x4, x5, x6, x7 = i0, i1, i2, i3, i4, i5, i6, i7
     x8, x9, x10, x11, x12, x13, x14, x15 = i8, i9, i10, i11, i12, i13, 0, 0
@@ -226,8 +232,10 @@ def _py_block(key: tuple, counter: cython.ulonglong, out: cython.uint[::1],
     out[at + 15] = x15
 
 
-@cython.locals(k=cython.Py_ssize_t)
-def _py_words(key: tuple, counter: cython.ulonglong, nblocks: cython.Py_ssize_t):
+@cython.cfunc
+@cython.locals(k=cython.Py_ssize_t, out=cython.uint[::1])
+def _py_words(key: cython.uint[::1], counter: cython.ulonglong,
+              nblocks: cython.Py_ssize_t) -> cython.uint[::1]:
     """`nblocks` ChaCha12 blocks from `counter` on, in stream order (a list, or a C buffer
     when compiled)."""
     out = _u32_buffer(16 * nblocks)
@@ -314,13 +322,13 @@ def _np_pairs(arr, start):
     return ((v >> np.uint64(11)).astype(np.float64) * _F53).tolist()
 
 
-# Chunk sizes (in blocks). numpy costs about half a millisecond per chunk whatever its
-# size, so the first chunk of a stream (a stream may draw a handful of numbers only) is 4
-# blocks in pure Python (about 0.15 ms); the numpy chunks that follow start at 64 blocks
-# and double up to 4096 (65536 words, about 30 ns a word). The pure-Python backend uses
-# 4-block chunks throughout.
-_PY_BLOCKS = 4
-_NP_FIRST, _NP_MAX = 64, 4096
+# Chunk sizes (in blocks; see Rng._refill). numpy costs about half a millisecond per chunk
+# whatever its size, so the first chunk of a stream (a stream may draw a handful of numbers
+# only) is 4 blocks of the scalar keystream (about 0.15 ms in pure Python); the numpy chunks
+# that follow start at 64 blocks and double up to 4096 (65536 words, about 30 ns a word).
+_PY_BLOCKS = cython.declare(cython.Py_ssize_t, 4)
+_NP_FIRST = cython.declare(cython.Py_ssize_t, 64)
+_NP_MAX = cython.declare(cython.Py_ssize_t, 4096)
 
 
 @cython.final
@@ -349,7 +357,7 @@ class Rng:
     # filling identical values), so copies share them.
     _seed: cython.ulonglong
     _backend: str
-    _key: tuple
+    _key: cython.uint[::1]
     _ctr: cython.ulonglong           # counter of the next block to generate
     _nblocks: cython.Py_ssize_t      # size of the next numpy chunk
     _arr: object
@@ -432,37 +440,44 @@ class Rng:
     # -- chunk management (slow paths) ----------------------------------------------
 
     @cython.cfunc
-    @cython.locals(nb=cython.Py_ssize_t, n=cython.Py_ssize_t)
+    @cython.locals(nb=cython.Py_ssize_t, n=cython.Py_ssize_t, first=cython.bint,
+                   lazy=cython.bint)
     def _refill(self):
-        """Start the next chunk; the position becomes its word 0."""
+        """Start the next chunk; the position becomes its word 0.
+
+        A stream's first chunk is 4 blocks of the scalar keystream. The numpy keystream then
+        takes chunks of _NP_FIRST blocks, doubling up to _NP_MAX (numpy's cost per chunk is
+        about half a millisecond whatever its size); so does the scalar keystream when
+        compiled (its cost per chunk is the buffers'), while interpreted it stays at 4
+        blocks (a pure-Python block costs the same in any chunk, and a stream may draw a
+        handful of numbers only)."""
+        first = self._n == 0
         self._base += self._n
-        if self._backend == "numpy" and self._n:
+        nb = _PY_BLOCKS
+        if not first and (self._backend == "numpy" or not _LISTS):
             nb = self._nblocks
-            arr = self._arr = _np_words(self._key, self._ctr, nb)
-            n = 16 * nb
-            f = _f64_buffer(n)
-            if _LISTS:   # numpy converts the even pairs; the odd ones wait for _ints()
-                f[0::2] = _np_pairs(arr, 0)
-                self._w = None
-                self._wn = 0
-            else:        # compiled: C loops convert them all and read the words in place
-                self._w = arr
-                _fill_pairs(arr, f, 0, n)
-                _fill_pairs(arr, f, 1, n)
-                self._wn = n
             if nb < _NP_MAX:
                 self._nblocks = nb * 2
+        n = 16 * nb
+        self._f = f = _f64_buffer(n)
+        lazy = False
+        if self._backend == "numpy" and not first:
+            arr = self._arr = _np_words(self._key, self._ctr, nb)
+            lazy = _LISTS
+            if lazy:    # numpy converts the even pairs; the odd ones wait for _ints()
+                f[0::2] = _np_pairs(arr, 0)
+                self._w = None
+            else:       # compiled: the words are read in place
+                self._w = arr
         else:
-            nb = _PY_BLOCKS
-            w = self._arr = self._w = _py_words(self._key, self._ctr, nb)
-            n = 16 * nb
-            f = _f64_buffer(n)
-            _fill_pairs(w, f, 0, n)
-            _fill_pairs(w, f, 1, n)
-            self._wn = n
+            self._arr = None
+            self._w = _py_words(self._key, self._ctr, nb)
+        if not lazy:
+            _fill_pairs(self._w, self._f, 0, n)
+            _fill_pairs(self._w, self._f, 1, n)
+        self._wn = 0 if lazy else n
         self._ctr = (self._ctr + nb) & M64
         self._n = n
-        self._f = f
         self._fl = n - 1
         self._i = 0
 
