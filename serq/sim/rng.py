@@ -173,7 +173,7 @@ def _py_block(key: cython.uint[::1], counter: cython.ulonglong, out: cython.uint
               at: cython.Py_ssize_t):
     """One ChaCha12 block (16 words) for the 64-bit block `counter`, written to
     out[at:at + 16] (the quarter rounds of _QR, unrolled on local variables)."""
-    M = M32
+    M = 0xFFFFFFFF   # M32, a C constant here: the C compiler then sees the rotations
     i0, i1, i2, i3 = _C0, _C1, _C2, _C3
     i4, i5, i6, i7 = key[0], key[1], key[2], key[3]
     i8, i9, i10, i11 = key[4], key[5], key[6], key[7]
