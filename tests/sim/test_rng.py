@@ -382,7 +382,8 @@ def test_module_without_numpy(monkeypatch):
     import importlib.util
     import sys
     monkeypatch.setitem(sys.modules, "numpy", None)     # makes `import numpy` fail
-    spec = importlib.util.spec_from_file_location("_rng_without_numpy", R.__file__)
+    source = pathlib.Path(R.__file__).with_name("rng.py")  # R may be the compiled module
+    spec = importlib.util.spec_from_file_location("_rng_without_numpy", source)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     assert not mod.HAVE_NUMPY and not mod.USE_NUMPY
