@@ -27,6 +27,8 @@ import math
 import operator
 import sys
 
+from serq.ir import arith
+
 try:  # numpy is a dependency, but the module stays exact (and slower) without it
     import numpy as _np
 except ImportError:  # pragma: no cover - exercised by forcing the fallback in tests
@@ -472,8 +474,10 @@ def sample_det(x):
 
 
 def sample_uniform(rng, a, b):
-    """`~uniform(a, b)`: a + (b - a) * u; one draw."""
-    return a + (b - a) * rng.random_f64()
+    """`~uniform(a, b)`: a + (b - a) * u; one draw. The sum is ``arith.add``: of two NaNs
+    (``a`` and ``b - a``) the reference keeps ``a``, and C's ``+`` may keep either (CPython's
+    and Cython's compiled additions differ there)."""
+    return arith.add(a, (b - a) * rng.random_f64())
 
 
 def erlang_k(k):
