@@ -57,6 +57,9 @@ class BuildCompiled(build_ext):
         if reason is None:
             reason = self._check_compiler()
         if reason is None:
+            if self.compiler.compiler_type == "unix":  # no debug info: a third of the time
+                for ext in self.extensions:
+                    ext.extra_compile_args = [*ext.extra_compile_args, "-g0"]
             super().build_extensions()
             built = {ext.name: getattr(ext, "_serq_ok", False) for ext in self.extensions}
         failed = sorted(name for name, ok in built.items() if not ok)
