@@ -46,6 +46,9 @@ class BuildCompiled(build_ext):
     def run(self):
         if self.parallel is None:  # the modules compile independently
             self.parallel = os.cpu_count() or 1
+        # setuptools builds in build_lib and copies to the source tree afterwards (clearing
+        # `inplace` meanwhile): the record goes to the source tree too in both cases
+        self._to_source = bool(self.inplace or getattr(self, "editable_mode", False))
         super().run()
 
     def build_extensions(self):
@@ -114,7 +117,7 @@ class BuildCompiled(build_ext):
             lines.append(f"{name} {digest}\n")
         self._manifest = os.path.join(self.build_lib, "serq", compiled.MANIFEST)
         folders = [os.path.dirname(self._manifest)]
-        if self.inplace or getattr(self, "editable_mode", False):
+        if self._to_source:
             folders.append(os.path.join(HERE, "serq"))
         for folder in folders:
             os.makedirs(folder, exist_ok=True)
