@@ -11,9 +11,10 @@ PIP    := $(BIN)/python -m pip --disable-pip-version-check --quiet
 SHARED ?= ../shared
 # the sources that the install compiles (serq/compiled.py lists them)
 COMPILED := $(shell $(PYTHON) serq/compiled.py)
-# 1 when a C compiler works: the install then compiled the engine, and the tests check that it
-# is the one in use (tests/engines)
-HAVE_CC := $(shell echo 'int x;' | $${CC:-cc} -x c -c -o /dev/null - >/dev/null 2>&1 && echo 1)
+# 1 when a C compiler works with Python's headers: the install then compiled the engine, and
+# the tests check that it is the one in use (tests/engines)
+PYINC  := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+HAVE_CC := $(shell printf '\043include <Python.h>\n' | $${CC:-cc} -I'$(PYINC)' -x c -c -o /dev/null - >/dev/null 2>&1 && echo 1)
 
 .PHONY: run test test-slow conformance bench drt clean
 
