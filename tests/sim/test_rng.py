@@ -474,8 +474,8 @@ def draw_all(mod, backend):
 
 
 def compile_copy(tmp_path):
-    """A copy of rng.py compiled by Cython (as the top-level module `_rng_compiled`), or
-    None when Cython is not importable."""
+    """A copy of rng.py compiled by Cython (as the top-level module `_rng_compiled`, with
+    its rng.pxd), or None when Cython is not importable."""
     try:
         import Cython  # noqa: F401
     except ImportError:
@@ -485,6 +485,8 @@ def compile_copy(tmp_path):
     import sys
     src = tmp_path / "_rng_compiled.py"
     src.write_text(SOURCE.read_text(encoding="utf-8"), encoding="utf-8")
+    pxd = SOURCE.with_suffix(".pxd")
+    src.with_suffix(".pxd").write_text(pxd.read_text(encoding="utf-8"), encoding="utf-8")
     done = subprocess.run([sys.executable, "-m", "Cython.Build.Cythonize", "-3", "-i",
                            src.name], cwd=tmp_path, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
