@@ -17,6 +17,7 @@ from collections import deque
 from serq.ir import types as T
 from serq.sim import evict
 from serq.sim.fmt import display
+from serq.sim.scheduler import EV_LEASE
 from serq.sim.sessions import NO_POS
 from serq.sim.stats import TimeAvg, Welford
 
@@ -27,7 +28,6 @@ EPS = 1e-9
 BULK_PIECES = 64
 INF = math.inf
 NAN = math.nan
-EV_LEASE = 4
 _pack = struct.Struct("<d").pack
 _unpack = struct.Struct("<q").unpack
 
