@@ -78,7 +78,8 @@ def test_loghist_batches_equal_adds():
 
 
 def _evict_one_by_one(pl, need, cap):
-    """``evict lru`` piece by piece, as the interpreter did before ``evict_lru``."""
+    """``evict lru`` piece by piece, as the interpreter did before it evicted a long entry
+    all at once."""
     from serq.sim.pools import EPS
     while pl.used + pl.cached + need > cap and pl.entries:
         ent = next(iter(pl.entries.values()))
@@ -114,13 +115,14 @@ def test_evict_lru_equals_piece_by_piece():
         pools = []
         for _ in range(2):
             pl = types.SimpleNamespace(block=block, entries={}, evicted_entries=0,
-                                       evicted_units=units, used=used, cached=0.0)
+                                       evicted_units=units, used=used, cached=0.0,
+                                       evict_keys=None, spill=None, lru_sorted=True)
             for i, s in enumerate(sizes):
                 pl.entries[i] = Entry(i, s, 0.0, i, None)
                 pl.cached += s
             pools.append(pl)
         _evict_one_by_one(pools[0], need, cap)
-        PoolOps.evict_lru(None, pools[1], need, cap)
+        PoolOps.evict(types.SimpleNamespace(cur=None), pools[1], need, cap)
         a, b = ([(p.cached, p.evicted_units, p.evicted_entries,
                   [(k, e.size) for k, e in p.entries.items()])] for p in pools)
         assert repr(a) == repr(b)
