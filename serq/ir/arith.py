@@ -2,8 +2,8 @@
 
 The one implementation of every operator and arithmetic function: the constant folders
 (``serq.lang.fold``, ``serq.ir.fold``) call these functions, and the interpreter's expression
-compiler (``serq.sim.exprs``) calls them too, or writes out inline the source templates below
-for the three operators on its hot path (spec interpreter.md §13, language.md §4.3).
+compiler (``serq.sim.exprs``) calls them too, using Python's own ``+ - *`` only where the
+notes below say they give the same answer (spec interpreter.md §13, language.md §4.3).
 
 Where Python's float operations differ from the reference:
 
@@ -184,13 +184,3 @@ BINARY = {"Add": add, "Sub": sub, "Mul": mul, "Div": div, "Pow": powf,
 #: the arithmetic functions of one and two arguments (IR ``Call`` names)
 FUNCTIONS1 = {"Abs": fabs, "Floor": floor, "Ceil": ceil, "Sqrt": sqrt, "Exp": exp, "Ln": ln}
 FUNCTIONS2 = {"Min": fmin, "Max": fmax, "Pow": powf}
-
-#: Inline source of the operators the interpreter writes out instead of calling the
-#: functions above (the same answers: tests/ir/test_arith.py checks both). ``{x}``/``{y}``
-#: are the operands' source, ``{t}``/``{l}`` fresh local names. ``add``/``mul``: when the
-#: result is a NaN and the first operand is one, the answer is the first operand.
-INLINE_NAN_FIRST = "({t} if ({t} := ({l} := {x}) {op} {y}) == {t} or {l} == {l} else {l})"
-INLINE_PLAIN = "({x} {op} {y})"
-INLINE_OP = {"Add": "+", "Sub": "-", "Mul": "*"}
-#: the operators whose CPython answer on two NaNs is not always the first operand's
-NAN_ORDER_SENSITIVE = ("Add", "Mul")

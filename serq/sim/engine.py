@@ -20,7 +20,7 @@ from serq.errors import SimulationError
 from serq.ir import types as T
 from serq.sim.fmt import display as show
 from serq.sim import rng as R
-from serq.sim.exprs import ExprCompiler, install_samplers
+from serq.sim.exprs import ExprCompiler
 from serq.sim.flows import FlowOps
 from serq.sim.pools import PoolOps, PoolState
 from serq.sim.sessions import SessionOps
@@ -86,13 +86,7 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         seed = program.seed & M64
         self.rngs = {k: R.Rng((seed ^ x) & M64) for k, x in SEED_XOR.items()}
         self.u_arrival = self.rngs["arrival"].random_f64
-        ns = {"S": self}
-        install_samplers(ns)
-        for k, g in self.rngs.items():
-            ns["R_" + k] = g
-            ns["U_" + k] = g.random_f64
-        self.ns = ns
-        self.ex = ExprCompiler(ns)
+        self.ex = ExprCompiler(self)
         # statistics
         self.live_avg = TimeAvg(0.0, 0.0)
         self.obs_names = list(program.observes)

@@ -1,19 +1,28 @@
-"""IR expressions compiled to Python functions, once per run.
+"""IR expressions compiled to closures, once per run (interpreter.md §13, language.md §4.3).
 
-Each expression becomes one generated function ``f(a)`` (``a``: the attribute list of the
-session, entry snapshot or ``None`` it is read for), so the event loop never walks IR nodes.
-The arithmetic is ``serq.ir.arith`` (the reference's f64 answers where Python's differ: division
-by zero, ``powf``, ``ln``/``sqrt`` of negatives, NaN signs, ``f64::min``/``max`` ignoring NaN,
-``floor``/``ceil`` keeping the sign of zero): its functions are called, and its inline
-templates written out for ``+ - *``.
+Each expression becomes one function ``f(a)`` (``a``: the attribute list of the session,
+entry snapshot or ``None`` it is read for), built directly from the IR tree: one small
+closure per node, its children's functions captured, so the event loop never walks IR nodes
+and no source text is generated. Common shapes get their own closure, chosen once when the
+node is built: a node over constants is folded to its value (computed by the same function
+the closure would call), and an operator on an attribute read, a constant or ``now`` reads
+it in place instead of calling a child.
 
-Context variables are read from attributes of the simulator ``S`` (``S.now``, ``S.cx_waited``
-…), which each moment sets before it evaluates. A draw names its random stream at compile
-time: the stream is a property of where the expression sits, not of the expression.
+The arithmetic is ``serq.ir.arith`` (the reference's f64 answers where Python's differ:
+division by zero, ``powf``, ``ln``/``sqrt`` of negatives, NaN signs, the first of two NaN
+operands, ``f64::min``/``max`` ignoring NaN, ``floor``/``ceil`` keeping the sign of zero):
+its functions are called. Python's own ``+`` and ``*`` (``operator.add``/``mul``) are used
+only where one operand is a constant that is not a NaN, so that two NaN operands cannot meet
+(the one case where CPython's answer differs from arith's; ``-`` is always CPython's).
+
+Context variables are read from the simulator ``S`` (``S.now``, ``S.cx_waited`` …), which
+each moment sets before it evaluates. A draw names its random stream at compile time: the
+stream is a property of where the expression sits, not of the expression.
 """
 from __future__ import annotations
 
 import math
+import operator
 import struct
 
 from serq.ir import arith
@@ -22,29 +31,32 @@ from serq.sim import rng as R
 
 INF = math.inf
 NAN = math.nan
+_log = math.log
 
-CTX_FIELD = {"Now": "S.now", "Waited": "S.cx_waited", "Size": "S.cx_size", "Age": "S.cx_age",
-             "Last": "S.cx_last", "Queued": "S.cx_queued", "N": "S.cx_n", "Ntok": "S.cx_ntok",
-             "Ndec": "S.cx_ndec", "Npre": "S.cx_npre", "Nres": "S.cx_nres", "Kvb": "S.cx_kvb",
-             "Kvp": "S.cx_kvp", "Attn": "S.cx_attn", "Decoding": "S.cx_decoding",
-             "Admission": "S.cx_admission", "Remaining": "S.cx_remaining",
+CTX_FIELD = {"Now": "now", "Waited": "cx_waited", "Size": "cx_size", "Age": "cx_age",
+             "Last": "cx_last", "Queued": "cx_queued", "N": "cx_n", "Ntok": "cx_ntok",
+             "Ndec": "cx_ndec", "Npre": "cx_npre", "Nres": "cx_nres", "Kvb": "cx_kvb",
+             "Kvp": "cx_kvp", "Attn": "cx_attn", "Decoding": "cx_decoding",
+             "Admission": "cx_admission", "Remaining": "cx_remaining",
              # a claim over iterations (IR 11), set by the claims observer before it reads
-             "Demand": "S.cx_demand", "Served": "S.cx_served", "Arrived": "S.cx_arrived"}
-CMP = {"Lt": "<", "Le": "<=", "Gt": ">", "Ge": ">=", "Eq": "==", "Ne": "!="}
+             "Demand": "cx_demand", "Served": "cx_served", "Arrived": "cx_arrived"}
 
-# The arithmetic is serq.ir.arith's, called by these names (or written inline, see
-# ExprCompiler.arith)
-HELPERS = {"_div": arith.div, "_pow": arith.powf, "_min": arith.fmin, "_max": arith.fmax,
-           "_floor": arith.floor, "_ceil": arith.ceil, "_sqrt": arith.sqrt, "_exp": arith.exp,
-           "_ln": arith.ln, "_abs": arith.fabs, "INF": INF, "NAN": NAN, "_log": math.log}
-UNARY_FUN = {"Abs": "_abs", "Floor": "_floor", "Ceil": "_ceil", "Sqrt": "_sqrt",
-             "Exp": "_exp", "Ln": "_ln"}
+#: Python's operators where arith says they give its answer (see ``binary_op``)
+PLAIN = {"Add": operator.add, "Sub": operator.sub, "Mul": operator.mul}
+
+FUN_NAME = {"Queue": "queue", "Busy": "busy", "Work": "work", "BudgetLeft": "budget_left",
+            "EstLambda": "est_lambda", "EstRho": "est_rho", "EstWait": "est_wait",
+            "Used": "used", "Free": "free", "CachedIn": "cachedin", "Holders": "holders",
+            "Queued": "queued", "Price": "price"}
+STAGE_FUNS = ("Queue", "Busy", "Work", "BudgetLeft", "EstLambda", "EstRho", "EstWait")
+POOL_FUNS = ("Used", "Free", "CachedIn", "Holders", "Queued")
+SAMPLE_ARITY = {"Exp": 1, "Det": 1, "Bernoulli": 1, "Uniform": 2, "Erlang": 2, "H2": 2}
+
+# The shape of a built node, ``(shape, f, v)``: a constant (``v`` its value), an attribute
+# read (``v`` its slot), ``now`` (``v`` the simulator), or anything else (``v`` unused).
+K, A, N, F = range(4)
 
 # -- samplers, one per law, drawing from a stream's uniform function U --------------------
-
-
-def d_exp(U, m):
-    return -m * math.log(1.0 - U())
 
 
 def d_uniform(U, a, b):
@@ -55,28 +67,24 @@ def d_bernoulli(U, p):
     return 1.0 if U() < p else 0.0
 
 
-HELPERS.update({"_dexp": d_exp, "_duni": d_uniform, "_dber": d_bernoulli})
+ERLANG_LIMIT = 10_000_000
 
-FUN_NAME = {"Queue": "queue", "Busy": "busy", "Work": "work", "BudgetLeft": "budget_left",
-            "EstLambda": "est_lambda", "EstRho": "est_rho", "EstWait": "est_wait",
-            "Used": "used", "Free": "free", "CachedIn": "cachedin", "Holders": "holders",
-            "Queued": "queued"}
-MAX_DEPTH = 60  # nesting beyond this is split into separate functions (Python's parser limit)
+
+def d_erlang(rng, k, m):
+    if R.erlang_k(k) > ERLANG_LIMIT:
+        from serq.errors import SimulationError
+        raise SimulationError(f"run: `~erlang(k, m)` with k = {k!r} phases would draw that "
+                              f"many numbers; serq refuses more than {ERLANG_LIMIT}")
+    return R.sample_erlang(rng, k, m)
 
 
 class ExprCompiler:
-    """Generates the source of each expression and turns it into a function.
+    """Builds the function of each expression of a run, for the simulator ``S``."""
 
-    ``ns`` is the namespace shared by every generated function of a run: the simulator
-    ``S``, the helpers, and one uniform function per stream (``U_arrival`` …).
-    """
-
-    def __init__(self, ns):
-        self.ns = ns
-        self.count = 0
-        self.temps = 0  # fresh local names of the inline arithmetic
+    def __init__(self, sim):
+        self.S = sim
         self.cache = {}
-        # the context variables read by the code generated so far (see ``function``)
+        # the context variables read by the expressions built so far (see ``function``)
         self.ctx_used = set()
         self.cache_ctx = {}
 
@@ -88,8 +96,7 @@ class ExprCompiler:
         outer = self.ctx_used
         if f is None:
             self.ctx_used = set()
-            src = self.gen(e, stream, 0)
-            f = self._make(src)
+            f = self.build(e, stream)[1]
             self.cache[key] = f
             self.cache_ctx[key] = self.ctx_used
             self.ctx_used = outer
@@ -97,123 +104,67 @@ class ExprCompiler:
             outer |= self.cache_ctx[key]
         return f
 
-    def _make(self, src):
-        self.count += 1
-        name = f"_e{self.count}"
-        code = f"def {name}(a):\n    return {src}\n"
-        exec(compile(code, f"<serq expr {self.count}>", "exec"), self.ns)
-        return self.ns[name]
-
-    def _sub(self, e, stream):
-        """A nested expression made into its own function, called by name."""
-        f = self._make(self.gen(e, stream, 0))
-        return f"{f.__name__}(a)"
-
-    def gen(self, e, stream, depth):
-        if depth > MAX_DEPTH:
-            return self._sub(e, stream)
-        d = depth + 1
+    def build(self, e, stream):
+        """The node ``(shape, f, v)`` of ``e`` (see ``K, A, N, F``)."""
         t = type(e)
         if t is T.Num:
             v = e.value
-            if v != v:
-                return "NAN"
-            if v in (INF, -INF):
-                return "INF" if v > 0 else "(-INF)"
-            return f"({v!r})"
+            return const(NAN if v != v else v)
         if t is T.Attr:
-            return f"a[{e.slot}]"
+            return attr(e.slot)
         if t is T.Ctx:
             self.ctx_used.add(e.var)
-            return CTX_FIELD[e.var]
+            return ctx_read(self.S, CTX_FIELD[e.var])
         if t is T.Unary:
-            x = self.gen(e.operand, stream, d)
-            if e.op == "Neg":
-                return f"(-{x})"
-            return f"(1.0 if {x} == 0.0 else 0.0)"
+            x = self.build(e.operand, stream)
+            return unary(operator.neg if e.op == "Neg" else arith.not_, x)
         if t is T.Binary:
-            op = e.op
-            x = self.gen(e.left, stream, d)
-            y = self.gen(e.right, stream, d)
-            if op in arith.INLINE_OP:
-                return self.arith(op, e.left, x, y)
-            if op == "Div":
-                return f"_div({x}, {y})"
-            if op == "Pow":
-                return f"_pow({x}, {y})"
-            if op in CMP:
-                return f"(1.0 if {x} {CMP[op]} {y} else 0.0)"
-            if op == "And":
-                return f"(1.0 if ({x}) != 0.0 and ({y}) != 0.0 else 0.0)"
-            return f"(1.0 if ({x}) != 0.0 or ({y}) != 0.0 else 0.0)"
+            x = self.build(e.left, stream)
+            y = self.build(e.right, stream)
+            if e.op == "And" or e.op == "Or":
+                return logical(e.op, x, y)
+            return binary(binary_op(e.op, x, y), x, y)
         if t is T.Cond:
-            c = self.gen(e.cond, stream, d)
-            x = self.gen(e.then, stream, d)
-            y = self.gen(e.other, stream, d)
-            return f"({x} if ({c}) != 0.0 else {y})"
+            return cond(self.build(e.cond, stream), self.build(e.then, stream),
+                        self.build(e.other, stream))
         if t is T.Sample:
-            return self.gen_sample(e, stream, d)
+            return self.build_sample(e, stream)
         if t is T.Call:
-            return self.gen_call(e, stream, d)
+            return self.build_call(e, stream)
         if t is T.Agg:  # a claim `at end` (IR 11): the observer supplies the aggregates
-            return f"S.agg_value({e.kind!r}, {e.obs})"
+            return aggregate(self.S, e.kind, e.obs)
         raise ValueError(f"unknown expression {e!r}")
 
-    def arith(self, op, left, x, y):
-        """``x op y`` for ``+ - *`` (``left``: the first operand's IR), inline: plain where
-        the first operand cannot be a NaN (a number), else with ``arith``'s rule for two NaN
-        operands."""
-        sym = arith.INLINE_OP[op]
-        if op not in arith.NAN_ORDER_SENSITIVE or (type(left) is T.Num
-                                                   and left.value == left.value):
-            return arith.INLINE_PLAIN.format(x=x, y=y, op=sym)
-        self.temps += 1
-        return arith.INLINE_NAN_FIRST.format(x=x, y=y, op=sym, t=f"_t{self.temps}",
-                                             l=f"_l{self.temps}")
-
-    def gen_sample(self, e, stream, d):
-        args = [self.gen(a, stream, d) for a in e.args]
-        need = {"Exp": 1, "Det": 1, "Bernoulli": 1, "Uniform": 2, "Erlang": 2, "H2": 2}[e.dist]
+    def build_sample(self, e, stream):
+        args = [self.build(a, stream) for a in e.args]
+        need = SAMPLE_ARITY[e.dist]
         if len(args) != need:
             return self.bad(f"`~{e.dist.lower()}` takes {need} argument"
                             f"{'s' if need > 1 else ''}, the program gives {len(args)}")
-        U = f"U_{stream}"
-        # exp and uniform are written inline (no sampler call): the same operations in the
-        # same order; uniform only when its low end, read twice, has no draws or calls
-        if e.dist == "Exp":
-            return f"(-{args[0]} * _log(1.0 - {U}()))"
+        rng = self.S.rngs[stream]
         if e.dist == "Det":
             return args[0]
+        if e.dist == "Exp":
+            return sample_exp(rng.random_f64, args[0])
         if e.dist == "Uniform":
-            if pure(e.args[0]):
-                # (the product cannot have two NaN operands: a uniform draw is a number)
-                span = arith.INLINE_PLAIN.format(x=f"({args[1]} - {args[0]})", y=f"{U}()",
-                                                 op="*")
-                return self.arith("Add", e.args[0], args[0], span)
-            return f"_duni({U}, {args[0]}, {args[1]})"
+            return sample_uniform(rng.random_f64, args[0], args[1])
         if e.dist == "Bernoulli":
-            return f"_dber({U}, {args[0]})"
-        if e.dist == "Erlang":
-            return f"_derl(R_{stream}, {args[0]}, {args[1]})"
-        return f"_dh2(R_{stream}, {args[0]}, {args[1]})"
+            return call1_with(d_bernoulli, rng.random_f64, args[0])
+        return call2_with(d_erlang if e.dist == "Erlang" else R.sample_h2, rng, *args)
 
-    @staticmethod
-    def bad(message):
-        """Code for an expression the IR allows but no run can evaluate (a function given the
-        wrong arguments: the reference panics when it reaches one)."""
+    def bad(self, message):
+        """The function of an expression the IR allows but no run can evaluate (a function
+        given the wrong arguments: the reference panics when it reaches one)."""
+        S = self.S
         text = f"run: {message} (an IR the compiler did not write?)"
-        return f"S.fail({text!r}, S.cur)"
 
-    def ref(self, r, kind, stream, d):
-        """The member index a CRef selects, as source text."""
-        if r.index is None:
-            return str(r.base)
-        return f"S.ref_index({r.base}, {r.count}, {self.gen(r.index, stream, d)}, None)"
+        def f(a):
+            return S.fail(text, S.cur)
+        return (F, f, None)
 
-    def gen_call(self, e, stream, d):
+    def build_call(self, e, stream):
         fun = e.fun
         args = e.args
-
         arity = {"Min": 2, "Max": 2, "Pow": 2, "Price": 3}.get(fun, 1)
         if len(args) != arity:
             return self.bad(f"`{fun.lower()}` takes {arity} argument"
@@ -228,24 +179,226 @@ class ExprCompiler:
                 return self.bad(f"`{fun.lower()}` takes a"
                                 f"{' number' if kind == 'expr' else ' ' + kind} as argument "
                                 f"{i + 1}")
-
-        def ex(i):
-            return self.gen(args[i].expr, stream, d)
-
-        def st(i, kind):
-            return self.ref(args[i].ref, kind, stream, d)
-
-        if fun in ("Min", "Max"):
-            return f"_{fun.lower()}({ex(0)}, {ex(1)})"
-        if fun == "Pow":
-            return f"_pow({ex(0)}, {ex(1)})"
-        if fun in UNARY_FUN:
-            return f"{UNARY_FUN[fun]}({ex(0)})"
-        if fun in ("Queue", "Busy", "Work", "BudgetLeft", "EstLambda", "EstRho", "EstWait"):
-            return f"S.fn_{FUN_NAME[fun]}({st(0, 'stage')})"
+        if fun in arith.FUNCTIONS2:
+            x = self.build(args[0].expr, stream)
+            return binary(arith.FUNCTIONS2[fun], x, self.build(args[1].expr, stream))
+        if fun in arith.FUNCTIONS1:
+            return unary(arith.FUNCTIONS1[fun], self.build(args[0].expr, stream))
+        method = getattr(self.S, "fn_" + FUN_NAME[fun])
+        member = self.member(args[0].ref, stream)
         if fun == "Price":
-            return f"S.fn_price({st(0, 'stage')}, {ex(1)}, {ex(2)})"
-        return f"S.fn_{FUN_NAME[fun]}({st(0, 'pool')})"
+            x = self.build(args[1].expr, stream)
+            return price(method, member, x, self.build(args[2].expr, stream))
+        return member_fn(method, member)
+
+    def member(self, r, stream):
+        """The member a CRef selects: its index as a constant node, or a node computing it."""
+        if r.index is None:
+            return const(r.base)
+        index = self.S.ref_index
+        base, count = r.base, r.count
+        fi = self.build(r.index, stream)[1]
+
+        def f(a):
+            return index(base, count, fi(a), None)
+        return (F, f, None)
+
+
+# -- the closures of the node shapes ---------------------------------------------------------
+
+
+def const(v):
+    def f(a):
+        return v
+    return (K, f, v)
+
+
+def attr(i):
+    def f(a):
+        return a[i]
+    return (A, f, i)
+
+
+def ctx_read(S, field):
+    """A context variable of the simulator, read when the expression runs."""
+    if field == "now":
+        def f(a):
+            return S.now
+        return (N, f, S)
+    get = operator.attrgetter(field)
+
+    def g(a):
+        return get(S)
+    return (F, g, None)
+
+
+def binary_op(op, x, y):
+    """The function of a binary operator, given its operand nodes: arith's, or Python's
+    operator where arith's docstring says it gives the same answer (``-`` always; ``+`` and
+    ``*`` when an operand is a constant other than NaN, so two NaNs never meet)."""
+    if op == "Sub" or (op in PLAIN and (x[0] == K and x[2] == x[2]
+                                        or y[0] == K and y[2] == y[2])):
+        return PLAIN[op]
+    return arith.BINARY[op]
+
+
+def unary(op, x):
+    sx, fx, vx = x
+    if sx == K:
+        return const(op(vx))
+    if sx == A:
+        def f(a):
+            return op(a[vx])
+    else:
+        def f(a):
+            return op(fx(a))
+    return (F, f, None)
+
+
+def binary(op, x, y):
+    """``op(x, y)``, both operands evaluated, the first first."""
+    sx, fx, vx = x
+    sy, fy, vy = y
+    if sx == K:
+        if sy == K:
+            return const(op(vx, vy))
+        if sy == A:
+            def f(a):
+                return op(vx, a[vy])
+        else:
+            def f(a):
+                return op(vx, fy(a))
+    elif sx == A:
+        if sy == K:
+            def f(a):
+                return op(a[vx], vy)
+        elif sy == A:
+            def f(a):
+                return op(a[vx], a[vy])
+        else:
+            def f(a):
+                return op(a[vx], fy(a))
+    elif sy == K:
+        def f(a):
+            return op(fx(a), vy)
+    elif sy == A:
+        if sx == N:
+            S = vx  # the simulator ``now`` is read from
+
+            def f(a):
+                return op(S.now, a[vy])
+        else:
+            def f(a):
+                return op(fx(a), a[vy])
+    else:
+        def f(a):
+            return op(fx(a), fy(a))
+    return (F, f, None)
+
+
+def logical(op, x, y):
+    """``and``/``or``: 1 or 0; the second operand is evaluated only when the first does not
+    decide (its draws are not made otherwise)."""
+    sx, fx, vx = x
+    sy, fy, vy = y
+    if sx == K and sy == K:
+        return const((arith.and_ if op == "And" else arith.or_)(vx, vy))
+    if op == "And":
+        def f(a):
+            return 1.0 if fx(a) != 0.0 and fy(a) != 0.0 else 0.0
+    else:
+        def f(a):
+            return 1.0 if fx(a) != 0.0 or fy(a) != 0.0 else 0.0
+    return (F, f, None)
+
+
+def cond(c, x, y):
+    """``if c then x else y``: only the branch taken is evaluated."""
+    sc, fc, vc = c
+    if sc == K:
+        return x if vc != 0.0 else y
+    fx = x[1]
+    fy = y[1]
+
+    def f(a):
+        return fx(a) if fc(a) != 0.0 else fy(a)
+    return (F, f, None)
+
+
+def sample_exp(U, m):
+    """``~exp(m)``: ``-m * ln(1 - u)``, the mean evaluated before the draw (its product
+    cannot meet two NaNs: the logarithm of ``1 - u`` is a number)."""
+    sm, fm, vm = m
+    if sm == K:
+        nm = -vm
+
+        def f(a):
+            return nm * _log(1.0 - U())
+    else:
+        def f(a):
+            return -fm(a) * _log(1.0 - U())
+    return (F, f, None)
+
+
+def sample_uniform(U, lo, hi):
+    """``~uniform(lo, hi)``: ``d_uniform``, with the span computed once between two
+    constants (the sum plain when ``lo`` is not a NaN: see ``binary_op``)."""
+    if lo[0] == K and hi[0] == K and lo[2] == lo[2]:
+        low = lo[2]
+        span = hi[2] - low
+
+        def f(a):
+            return low + span * U()
+        return (F, f, None)
+    return call2_with(d_uniform, U, lo, hi)
+
+
+def call1_with(fn, first, x):
+    """``fn(first, x)``: a sampler given its stream and one evaluated argument."""
+    fx = x[1]
+
+    def f(a):
+        return fn(first, fx(a))
+    return (F, f, None)
+
+
+def call2_with(fn, first, x, y):
+    """``fn(first, x, y)``: a sampler given its stream and two evaluated arguments."""
+    fx = x[1]
+    fy = y[1]
+
+    def f(a):
+        return fn(first, fx(a), fy(a))
+    return (F, f, None)
+
+
+def member_fn(method, member):
+    """A stage's or pool's function of its member (``queue(s)``, ``used(p)`` …)."""
+    sm, fm, vm = member
+    if sm == K:
+        def f(a):
+            return method(vm)
+    else:
+        def f(a):
+            return method(fm(a))
+    return (F, f, None)
+
+
+def price(method, member, x, y):
+    """``price(s, h, d)``: the member first, then the two numbers."""
+    fm, fx, fy = member[1], x[1], y[1]
+
+    def f(a):
+        return method(fm(a), fx(a), fy(a))
+    return (F, f, None)
+
+
+def aggregate(S, kind, obs):
+    """An aggregate of a claim `at end`, read from the observer when the claim is checked
+    (``S.agg_value`` is set by the claims monitor, after the expressions are built)."""
+    def f(a):
+        return S.agg_value(kind, obs)
+    return (F, f, None)
 
 
 _PACK = struct.Struct("<d").pack
@@ -274,36 +427,3 @@ def expr_key(e):
             out.append(t.__name__)
             stack.extend(reversed([getattr(x, f) for f in t.__slots__]))
     return tuple(out)
-
-
-def pure(e):
-    """Whether evaluating ``e`` twice is the same as once: no draws, no function calls."""
-    t = type(e)
-    if t is T.Num or t is T.Attr or t is T.Ctx:
-        return True
-    if t is T.Unary:
-        return pure(e.operand)
-    if t is T.Binary:
-        return pure(e.left) and pure(e.right)
-    return False
-
-
-ERLANG_LIMIT = 10_000_000
-
-
-def d_erlang(rng, k, m):
-    if R.erlang_k(k) > ERLANG_LIMIT:
-        from serq.errors import SimulationError
-        raise SimulationError(f"run: `~erlang(k, m)` with k = {k!r} phases would draw that "
-                              f"many numbers; serq refuses more than {ERLANG_LIMIT}")
-    return R.sample_erlang(rng, k, m)
-
-
-STAGE_FUNS = ("Queue", "Busy", "Work", "BudgetLeft", "EstLambda", "EstRho", "EstWait")
-POOL_FUNS = ("Used", "Free", "CachedIn", "Holders", "Queued")
-
-
-def install_samplers(ns):
-    ns.update(HELPERS)
-    ns["_derl"] = d_erlang
-    ns["_dh2"] = R.sample_h2

@@ -97,7 +97,7 @@ class SessionOps:
                 for k, st in enumerate(stmts):
                     if has_index(st):
                         compiled[k] = self.deferring(compiled[k])
-                ops[:] = self.fuse(stmts, compiled, stream)
+                ops[:] = self.fuse(stmts, compiled)
         return ops
 
     def deferring(self, op):
@@ -118,72 +118,33 @@ class SessionOps:
         return deferred
 
     # -- fusing straight-line statements ----------------------------------------------------
-    def fuse(self, stmts, ops, stream):
+    @staticmethod
+    def fuse(stmts, ops):
         """Each run of ``set``/``observe`` statements, with the statement after it, becomes one
-        generated op: the executor then steps once per run instead of once per statement.
+        op calling their ops in turn: the executor then steps once per run instead of once
+        per statement.
 
         Exact because those statements never block, end, or touch the frame stack: the fused
-        op does what the ops did one after the other (the same expressions in the same
-        order), and the statement after the run keeps its own op, called last."""
+        op does what the ops did one after the other, and the statement after the run (its
+        op called last) decides whether the session stops."""
         out = []
         run = []
         for st, op in zip(stmts, ops):
             if getattr(op, "indexed", False):  # keeps its own op, and reports after it
                 if run:
-                    out.append(self.fused_op(run, None, None, stream))
+                    out.append(fused_op(run, None))
                     run = []
                 out.append(op)
             elif type(st) is T.Set or type(st) is T.Observe:
-                run.append(st)
-            elif run or self.simple_run(st):
-                out.append(self.fused_op(run, st, op, stream))
+                run.append(op)
+            elif run:
+                out.append(fused_op(run, op))
                 run = []
             else:
                 out.append(op)
         if run:
-            out.append(self.fused_op(run, None, None, stream))
+            out.append(fused_op(run, None))
         return out
-
-    def fused_op(self, run, last, last_op, stream):
-        ns = self.ns
-        n = self.fused_count = getattr(self, "fused_count", 0) + 1
-        name = f"_f{n}"
-        gen = self.ex.gen
-        lines = [f"def {name}(s):", "    a = s.attrs"]
-        for k, st in enumerate(run):
-            if type(st) is T.Set:
-                lines.append(f"    a[{st.slot}] = {gen(st.expr, stream, 0)}")
-                continue
-            samples, times, sessions, turns = self.obs[st.index]
-            p = f"{name}_{k}"
-            ns[p + "s"] = samples.append
-            ns[p + "t"] = times.append
-            ns[p + "n"] = sessions.append
-            ns[p + "u"] = turns.append
-            lines += [f"    v = {gen(st.expr, stream, 0)}",
-                      "    if S.warm:",  # record_observe, inline
-                      f"        {p}s(v); {p}t(S.now); {p}n(s.serial)",
-                      f"        x = a[{self.p.slot_turn}]",
-                      f"        {p}u(int(x) if x > 0 and x < 4294967295.0 else "
-                      f"(0 if not x > 0 else 4294967295))",
-                      "    elif S.pre_obs is not None:",  # Hooks.early_observations
-                      f"        S.pre_obs[{st.index}].append(v)"]
-        if type(last) is T.End:
-            lines += ["    S.end_session(s)", "    return True"]
-        elif self.simple_run(last):  # the run op (compile_run), inline
-            ns[name + "_add"] = self.stages[last.stage.base].add_job
-            ns[name + "_ready"] = self.ready.append
-            lines += [f"    w = {gen(last.work, stream, 0)}",
-                      "    if not w > 0:",
-                      f"        {name}_ready(s)",
-                      "        return True",
-                      f"    {name}_add(s, w, {last.mode!r}, None)",
-                      "    return True"]
-        elif last is not None:
-            ns[name + "_last"] = last_op
-            lines.append(f"    return {name}_last(s)")
-        exec(compile("\n".join(lines) + "\n", f"<serq block {n}>", "exec"), ns)
-        return ns[name]
 
     # -- spawning (§5.1) --------------------------------------------------------------------
     def spawn(self, init=None):
@@ -303,13 +264,6 @@ class SessionOps:
         if self.turn_ops:
             self.run_workload_block(s, self.turn_ops)
 
-    def record_observe(self, k, s, v):
-        samples, times, sessions, turns = self.obs[k]
-        samples.append(v)
-        times.append(self.now)
-        sessions.append(s.serial)
-        turns.append(u32(s.attrs[self.p.slot_turn]))
-
     # -- statements -------------------------------------------------------------------------
     def compile_stmt(self, st, stream, workload):
         t = type(st)
@@ -332,17 +286,7 @@ class SessionOps:
                 a[slot] = f(a)
             return op
         if t is T.Observe:
-            k = st.index
-            f = fn(st.expr, stream)
-            rec = self.record_observe
-
-            def op(s):
-                v = f(s.attrs)
-                if S.warm:
-                    rec(k, s, v)
-                elif S.pre_obs is not None:  # Hooks.early_observations
-                    S.pre_obs[k].append(v)
-            return op
+            return self.compile_observe(st, stream)
         if t is T.End:
             def op(s):
                 S.end_session(s)
@@ -368,10 +312,26 @@ class SessionOps:
             return self.compile_pool_stmt(st, stream)
         raise ValueError(f"unknown statement {st!r}")
 
-    def simple_run(self, st):
-        """A ``run`` of one stage, not shared, not growing: its op can be written inline."""
-        return (type(st) is T.Run and st.stage.index is None and not st.also
-                and st.growing is None and st.stage.base not in self.shared_stages)
+    def compile_observe(self, st, stream):
+        """``observe``: the value recorded with its time, session and turn once warm; before
+        the warm-up kept only for an observer that asks (``Hooks.early_observations``)."""
+        S = self
+        k = st.index
+        f = self.ex.function(st.expr, stream)
+        samples, times, sessions, turns = [rec.append for rec in self.obs[k]]
+        slot_turn = self.p.slot_turn
+
+        def op(s):
+            a = s.attrs
+            v = f(a)
+            if S.warm:
+                samples(v)
+                times(S.now)
+                sessions(s.serial)
+                turns(u32(a[slot_turn]))
+            elif S.pre_obs is not None:
+                S.pre_obs[k].append(v)
+        return op
 
     def compile_branch(self, st, stream):
         S = self
@@ -467,6 +427,28 @@ class SessionOps:
             stages[i].add_job(s, w, mode, gp)
             return True
         return op
+
+
+def fused_op(ops, last):
+    """One op doing ``ops`` (sets and observes, which never stop the session) and then
+    ``last`` (``None``: nothing), returning what ``last`` returns."""
+    if last is None and len(ops) == 1:
+        return ops[0]
+    if last is not None and len(ops) == 1:
+        first = ops[0]
+
+        def op(s):
+            first(s)
+            return last(s)
+        return op
+    ops = tuple(ops)
+
+    def op(s):
+        for o in ops:
+            o(s)
+        if last is not None:
+            return last(s)
+    return op
 
 
 def has_index(node):
