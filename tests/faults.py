@@ -121,7 +121,7 @@ def serve_longest_first(mp):
     def init(self, sim, index, decl):
         original(self, sim, index, decl)
         if self.serve_keys is None and not self.exclusive:
-            self.serve_keys = [lambda a: -sim.cx_remaining]
+            self.serve_keys = [lambda a: -sim.ctx.remaining]
     mp.setattr(StepStage, "__init__", init)
 
 

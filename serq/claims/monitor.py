@@ -87,9 +87,9 @@ class ClaimMonitor(Hooks):
         demand = 0.0
         for j in stage.residents:
             demand += stage.wants(j, chunk)
-        sim.cx_demand = demand
-        sim.cx_served = self.served[k]
-        sim.cx_arrived = float(sim.arrivals)
+        sim.ctx.demand = demand
+        sim.ctx.served = self.served[k]
+        sim.ctx.arrived = float(sim.arrivals)
         prev = sim.cur
         sim.cur = None
         now = sim.now
@@ -104,7 +104,7 @@ class ClaimMonitor(Hooks):
             if st.first is None and ok == (st.claim.kind == "SomeIteration"):
                 st.first = now
         sim.cur = prev
-        self.served[k] += sim.cx_ntok
+        self.served[k] += sim.ctx.ntok
 
     # -- aggregates (`at end`) ------------------------------------------------------------
     def values(self, k):

@@ -20,7 +20,7 @@ from serq.errors import SimulationError
 from serq.ir import types as T
 from serq.sim.fmt import display as show
 from serq.sim import rng as R
-from serq.sim.exprs import ExprCompiler
+from serq.sim.exprs import Context, ExprCompiler
 from serq.sim.flows import FlowOps
 from serq.sim.pools import PoolOps, PoolState
 from serq.sim.sessions import SessionOps
@@ -72,11 +72,7 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         self.events = 0
         self.limit = program.arrivals
         self.cur = None  # the session whose expressions are being evaluated
-        # context variables of the moments (see exprs.CTX_FIELD)
-        for name in ("waited", "size", "age", "last", "queued", "n", "ntok", "ndec", "npre",
-                     "nres", "kvb", "kvp", "attn", "decoding", "admission", "remaining",
-                     "demand", "served", "arrived"):  # the last three: claims (IR 11)
-            setattr(self, "cx_" + name, 0.0)
+        self.ctx = Context()  # the context variables the moments set (see exprs.Context)
         # the observations made before the warm-up, per observation, kept only when an
         # observer asks for them (``Hooks.early_observations``: the claims' aggregates)
         self.pre_obs = None

@@ -15,8 +15,8 @@ its functions are called. Python's own ``+`` and ``*`` (``operator.add``/``mul``
 only where one operand is a constant that is not a NaN, so that two NaN operands cannot meet
 (the one case where CPython's answer differs from arith's; ``-`` is always CPython's).
 
-Context variables are read from the simulator ``S`` (``S.now``, ``S.cx_waited`` …), which
-each moment sets before it evaluates. A draw names its random stream at compile time: the
+Context variables are read from the simulator's clock (``S.now``) and its ``Context``
+(``S.ctx.waited`` …), which each moment sets before it evaluates. A draw names its random stream at compile time: the
 stream is a property of where the expression sits, not of the expression.
 """
 from __future__ import annotations
@@ -33,13 +33,27 @@ INF = math.inf
 NAN = math.nan
 _log = math.log
 
-CTX_FIELD = {"Now": "now", "Waited": "cx_waited", "Size": "cx_size", "Age": "cx_age",
-             "Last": "cx_last", "Queued": "cx_queued", "N": "cx_n", "Ntok": "cx_ntok",
-             "Ndec": "cx_ndec", "Npre": "cx_npre", "Nres": "cx_nres", "Kvb": "cx_kvb",
-             "Kvp": "cx_kvp", "Attn": "cx_attn", "Decoding": "cx_decoding",
-             "Admission": "cx_admission", "Remaining": "cx_remaining",
+#: the field of ``Context`` each IR context variable reads (``Now``: the clock, ``S.now``)
+CTX_FIELD = {"Now": "now", "Waited": "waited", "Size": "size", "Age": "age", "Last": "last",
+             "Queued": "queued", "N": "n", "Ntok": "ntok", "Ndec": "ndec", "Npre": "npre",
+             "Nres": "nres", "Kvb": "kvb", "Kvp": "kvp", "Attn": "attn",
+             "Decoding": "decoding", "Admission": "admission", "Remaining": "remaining",
              # a claim over iterations (IR 11), set by the claims observer before it reads
-             "Demand": "cx_demand", "Served": "cx_served", "Arrived": "cx_arrived"}
+             "Demand": "demand", "Served": "served", "Arrived": "arrived"}
+
+
+class Context:
+    """The context variables of the moment being evaluated (interpreter.md §13): each moment
+    (a queue key, an eviction key, a step stage's cost, a ps capacity …) sets the ones it
+    defines on ``sim.ctx`` before it evaluates; the others keep their last value."""
+    __slots__ = ("waited", "size", "age", "last", "queued", "n", "ntok", "ndec", "npre",
+                 "nres", "kvb", "kvp", "attn", "decoding", "admission", "remaining",
+                 "demand", "served", "arrived")
+
+    def __init__(self):
+        for name in self.__slots__:
+            setattr(self, name, 0.0)
+
 
 #: Python's operators where arith says they give its answer (see ``binary_op``)
 PLAIN = {"Add": operator.add, "Sub": operator.sub, "Mul": operator.mul}
@@ -220,15 +234,17 @@ def attr(i):
 
 
 def ctx_read(S, field):
-    """A context variable of the simulator, read when the expression runs."""
+    """A context variable, read when the expression runs: the clock from the simulator,
+    the others from its ``Context``."""
     if field == "now":
         def f(a):
             return S.now
         return (N, f, S)
     get = operator.attrgetter(field)
+    ctx = S.ctx
 
     def g(a):
-        return get(S)
+        return get(ctx)
     return (F, g, None)
 
 

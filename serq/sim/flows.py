@@ -31,7 +31,7 @@ class SharedStage(Stage):
         super().__init__(sim, index, decl)
         k = decl.kind
         if type(k) is T.Ps:
-            sim.cx_n = 0.0
+            sim.ctx.n = 0.0
             self.cap = sim.ex.function(k.capacity)(sim.na)
         elif type(k) is T.Fifo:
             self.cap = float(k.servers)

@@ -37,7 +37,7 @@ need (every method here does nothing), or pass any object with all these methods
   and any preset attributes (``attrs``, its attribute list, live), before it runs.
 * ``on_batch(stage, chunk, sim)``: an iteration of step stage ``stage`` (index) has formed
   its batch and read its cost, and is not running yet: ``sim``'s context is the cost's
-  (``sim.cx_ntok`` …; ``busy`` of the stage is 0), ``chunk`` the value planned for it. Called
+  (``sim.ctx.ntok`` …; ``busy`` of the stage is 0), ``chunk`` the value planned for it. Called
   just before ``on_iteration``'s record is made; the claims over iterations read here.
 * An observer whose attribute ``early_observations`` is true gets the observations made
   before the warm-up kept in ``sim.pre_obs[k]`` (values, in order; the report drops them).

@@ -228,7 +228,7 @@ class PoolState:
         for req in q:
             s = req.session
             sim.cur = s
-            sim.cx_waited = now - req.queued_at
+            sim.ctx.waited = now - req.queued_at
             a = s.attrs
             k = [total_key(f(a)) for f in keys]
             if bk is None or k < bk:
@@ -721,10 +721,10 @@ class PoolOps:
     def entry_context(self, pl, ent, size):
         """Set the Evict moment's context for an entry; the attributes it reads."""
         owner = self.alive.get(ent.key)
-        self.cx_size = size
-        self.cx_age = self.now - ent.last
-        self.cx_last = ent.last
-        self.cx_queued = 1.0 if owner is not None and owner.status == QUEUED else 0.0
+        self.ctx.size = size
+        self.ctx.age = self.now - ent.last
+        self.ctx.last = ent.last
+        self.ctx.queued = 1.0 if owner is not None and owner.status == QUEUED else 0.0
         self.cur = owner
         return owner.attrs if owner is not None else ent.snap
 

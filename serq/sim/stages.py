@@ -236,7 +236,7 @@ class PsStage(Stage):
         now = sim.now
         n = len(self.jobs)
         if n:
-            sim.cx_n = float(n)
+            sim.ctx.n = float(n)
             sim.cur = None
             phi = self.cap_fn(sim.na)
         else:

@@ -192,15 +192,15 @@ class StepStage(Stage):
                 kvb += h
             else:
                 kvp += h
-        sim.cx_nres = float(len(res))
-        sim.cx_ndec = float(dec)
-        sim.cx_kvb = kvb
-        sim.cx_kvp = kvp
-        return (sim.cx_nres, sim.cx_ndec, kvb, kvp)
+        sim.ctx.nres = float(len(res))
+        sim.ctx.ndec = float(dec)
+        sim.ctx.kvb = kvb
+        sim.ctx.kvp = kvp
+        return (sim.ctx.nres, sim.ctx.ndec, kvb, kvp)
 
     def set_totals(self, t):
         sim = self.sim
-        sim.cx_nres, sim.cx_ndec, sim.cx_kvb, sim.cx_kvp = t
+        sim.ctx.nres, sim.ctx.ndec, sim.ctx.kvb, sim.ctx.kvp = t
 
     def plan(self, totals=True):
         """Budget and chunk, evaluated with the pre-iteration totals (not computed when
@@ -239,9 +239,9 @@ class StepStage(Stage):
         ranked = []
         for j in res:
             o = j.owner
-            sim.cx_decoding = 1.0 if j.decode else 0.0
-            sim.cx_admission = o.adm_seq if o is not None else U64_MAX
-            sim.cx_remaining = j.work
+            sim.ctx.decoding = 1.0 if j.decode else 0.0
+            sim.ctx.admission = o.adm_seq if o is not None else U64_MAX
+            sim.ctx.remaining = j.work
             sim.cur = o
             a = o.attrs if o is not None else self.na
             ranked.append(([total_key(f(a)) for f in keys], j))
@@ -464,9 +464,9 @@ class StepStage(Stage):
                 prev = sim.cur
                 self.set_totals(totals)
                 o = j.owner
-                sim.cx_decoding = 1.0 if j.decode else 0.0
-                sim.cx_admission = o.adm_seq if o is not None else U64_MAX
-                sim.cx_remaining = j.work
+                sim.ctx.decoding = 1.0 if j.decode else 0.0
+                sim.ctx.admission = o.adm_seq if o is not None else U64_MAX
+                sim.ctx.remaining = j.work
                 sim.cur = o
                 v = seen[j.id] = f(o.attrs if o is not None else self.na) != 0.0
                 sim.cur = prev
@@ -477,13 +477,13 @@ class StepStage(Stage):
         """Evaluate the iteration's cost and schedule its end."""
         sim = self.sim
         ntok, dec, npre, kvb, kvp = sums
-        sim.cx_ntok = ntok
-        sim.cx_ndec = float(dec)
-        sim.cx_npre = npre
-        sim.cx_nres = float(len(self.residents))
-        sim.cx_kvb = kvb
-        sim.cx_kvp = kvp
-        sim.cx_attn = attn
+        sim.ctx.ntok = ntok
+        sim.ctx.ndec = float(dec)
+        sim.ctx.npre = npre
+        sim.ctx.nres = float(len(self.residents))
+        sim.ctx.kvb = kvb
+        sim.ctx.kvp = kvp
+        sim.ctx.attn = attn
         sim.cur = None
         cost = self.cost_fn(self.na)
         if not cost > 0:
@@ -662,8 +662,8 @@ class StepOps:
         if ab is not None and ab[0] is st:
             return ab[1]
         prev = self.cur
-        saved = (self.cx_nres, self.cx_ndec, self.cx_kvb, self.cx_kvp)
+        saved = (self.ctx.nres, self.ctx.ndec, self.ctx.kvb, self.ctx.kvp)
         r = st.budget_left()
-        self.cx_nres, self.cx_ndec, self.cx_kvb, self.cx_kvp = saved
+        self.ctx.nres, self.ctx.ndec, self.ctx.kvb, self.ctx.kvp = saved
         self.cur = prev
         return r

@@ -10,7 +10,7 @@ import struct
 
 from serq.ir import arith
 from serq.ir import types as T
-from serq.sim.exprs import ExprCompiler
+from serq.sim.exprs import Context, ExprCompiler
 
 VALUES = [0.0, -0.0, 1.0, -2.5, 3.0, math.inf, -math.inf, math.nan, -math.nan, 1e308, 0.5]
 OPS = ["Add", "Sub", "Mul", "Div", "Pow", "Lt", "Le", "Gt", "Ge", "Eq", "Ne", "And", "Or"]
@@ -19,8 +19,11 @@ OPS = ["Add", "Sub", "Mul", "Div", "Pow", "Lt", "Le", "Gt", "Ge", "Eq", "Ne", "A
 class FakeSim:
     """What the compiler reads from the simulator for these expressions."""
     now = 7.25
-    cx_waited = -math.nan
     rngs = {}
+
+    def __init__(self):
+        self.ctx = Context()
+        self.ctx.waited = -math.nan
 
 
 def walk(e, a, S):
@@ -30,7 +33,7 @@ def walk(e, a, S):
     if t is T.Attr:
         return a[e.slot]
     if t is T.Ctx:
-        return S.now if e.var == "Now" else S.cx_waited
+        return S.now if e.var == "Now" else S.ctx.waited
     if t is T.Unary:
         return arith.UNARY[e.op](walk(e.operand, a, S))
     if t is T.Binary:
