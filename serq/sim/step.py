@@ -181,22 +181,29 @@ class StepStage(Stage):
         """Set the pre-iteration context: residents, decoders, kv_decode, kv_prefill."""
         sim = self.sim
         res = self.residents
+        dec, kvb, kvp = self.kv_split(res)
+        sim.ctx.nres = float(len(res))
+        sim.ctx.ndec = float(dec)
+        sim.ctx.kvb = kvb
+        sim.ctx.kvp = kvp
+        return (sim.ctx.nres, sim.ctx.ndec, kvb, kvp)
+
+    def kv_split(self, jobs):
+        """``decodes, kv_decode, kv_prefill`` of ``jobs``: how many decode, and the units
+        their owners hold in the memory pool, summed over the decodes and over the others
+        (§8.2), in the jobs' order."""
         dec = 0
         kvb = 0.0
         kvp = 0.0
         units = self.job_units
-        for j in res:
+        for j in jobs:
             h = units(j)
             if j.decode:
                 dec += 1
                 kvb += h
             else:
                 kvp += h
-        sim.ctx.nres = float(len(res))
-        sim.ctx.ndec = float(dec)
-        sim.ctx.kvb = kvb
-        sim.ctx.kvp = kvp
-        return (sim.ctx.nres, sim.ctx.ndec, kvb, kvp)
+        return dec, kvb, kvp
 
     def set_totals(self, t):
         sim = self.sim
@@ -434,20 +441,12 @@ class StepStage(Stage):
                          f"given tokens in the same iteration (the reference panics here)",
                          o, "step iteration")
         ntok = 0.0
-        dec = 0
         npre = 0.0
-        kvb = 0.0
-        kvp = 0.0
-        units = self.job_units
         for j, tokens in assign:
             ntok += tokens
-            h = units(j)
-            if j.decode:
-                dec += 1
-                kvb += h
-            else:
+            if not j.decode:
                 npre += tokens
-                kvp += h
+        dec, kvb, kvp = self.kv_split([j for j, _ in assign])
         return ntok, dec, npre, kvb, kvp
 
     def only_filter(self, totals):
