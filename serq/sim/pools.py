@@ -10,7 +10,6 @@ from the same statement, at the front of the queue.
 from __future__ import annotations
 
 import math
-import struct
 from bisect import insort
 from collections import deque
 
@@ -18,7 +17,7 @@ from serq.ir import types as T
 from serq.sim import evict
 from serq.sim.fmt import display
 from serq.sim.sessions import NO_POS
-from serq.sim.stats import TimeAvg, Welford
+from serq.sim.stats import TimeAvg, Welford, total_order_key as total_key
 
 READY, QUEUED, IN_STAGE, GROWING, ENDED = range(5)
 HOLD_FRAME = 2
@@ -28,18 +27,10 @@ BULK_PIECES = 64
 INF = math.inf
 NAN = math.nan
 EV_LEASE = 4
-_pack = struct.Struct("<d").pack
-_unpack = struct.Struct("<q").unpack
 
 
 def _pool_index(pl):
     return pl.index
-
-
-def total_key(x):
-    """An integer ordering floats as IEEE's total order does (-0 < +0, NaN last)."""
-    b = _unpack(_pack(x))[0]
-    return b ^ 0x7FFFFFFFFFFFFFFF if b < 0 else b
 
 
 class Entry:
