@@ -1,11 +1,13 @@
 """Draws per second of serq.sim.rng: random_f64, the integer reads and every sampler.
 
-    .venv/bin/python benchmarks/bench_rng.py              # numpy keystream (the default)
-    .venv/bin/python benchmarks/bench_rng.py --python     # the pure-Python fallback
+    .venv/bin/python benchmarks/bench_rng.py              # the default keystream
+    .venv/bin/python benchmarks/bench_rng.py --python     # the scalar keystream
     .venv/bin/python benchmarks/bench_rng.py -n 2000000   # draws per measurement
 
 Each line is the best of 3 runs of N calls on a fresh generator (the keystream generation
-is included: it is amortised over the chunks a stream uses). Not a test: run it on demand.
+is included: it is amortised over the chunks a stream uses). The default keystream is numpy's
+when serq.sim.rng runs interpreted, the scalar one (C code) when it runs compiled by Cython;
+the first line says which. Not a test: run it on demand.
 """
 import argparse
 import time
@@ -28,11 +30,13 @@ def bench(label, make_call, n, repeat=3):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", type=int, default=1_000_000, help="calls per measurement")
-    ap.add_argument("--python", action="store_true", help="force the pure-Python keystream")
+    ap.add_argument("--python", action="store_true", help="force the scalar keystream")
     opts = ap.parse_args()
-    backend = "python" if opts.python or not R.HAVE_NUMPY else "numpy"
-    n = opts.n if backend == "numpy" else max(1, opts.n // 20)
-    print(f"backend: {backend}, {n:,} calls per measurement")
+    backend = "python" if opts.python else R.Rng(0).backend
+    slow = backend == "python" and not R.COMPILED     # the pure-Python keystream
+    n = max(1, opts.n // 20) if slow else opts.n
+    mode = "compiled" if R.COMPILED else "interpreted"
+    print(f"serq.sim.rng {mode}, backend: {backend}, {n:,} calls per measurement")
 
     def fresh():
         return R.Rng(12345, backend=backend)

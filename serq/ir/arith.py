@@ -22,6 +22,12 @@ Where Python's float operations differ from the reference:
 
 Every answer here is checked against the reference's bits in tests/ir/test_arith.py (golden
 data: tests/golden/arith, from pyserq 0.1.2).
+
+Compiled by Cython (issue 10), the ``float`` annotations make the arguments and results C
+doubles (an int argument is converted first; the IR's values are all f64). The rules above
+still decide every NaN's sign: a C compiler may swap the operands of ``+`` and ``*`` as
+CPython's specialised bytecode does, and ``add``/``mul`` test for a NaN first operand
+themselves; ``-`` and ``/`` are never swapped.
 """
 from __future__ import annotations
 
@@ -72,14 +78,14 @@ def truthy(x: float) -> bool:
     return x != 0.0
 
 
-def lt(a, b): return 1.0 if a < b else 0.0
-def le(a, b): return 1.0 if a <= b else 0.0
-def gt(a, b): return 1.0 if a > b else 0.0
-def ge(a, b): return 1.0 if a >= b else 0.0
-def eq(a, b): return 1.0 if a == b else 0.0
-def ne(a, b): return 1.0 if a != b else 0.0
-def and_(a, b): return 1.0 if (a != 0.0 and b != 0.0) else 0.0
-def or_(a, b): return 1.0 if (a != 0.0 or b != 0.0) else 0.0
+def lt(a: float, b: float) -> float: return 1.0 if a < b else 0.0
+def le(a: float, b: float) -> float: return 1.0 if a <= b else 0.0
+def gt(a: float, b: float) -> float: return 1.0 if a > b else 0.0
+def ge(a: float, b: float) -> float: return 1.0 if a >= b else 0.0
+def eq(a: float, b: float) -> float: return 1.0 if a == b else 0.0
+def ne(a: float, b: float) -> float: return 1.0 if a != b else 0.0
+def and_(a: float, b: float) -> float: return 1.0 if (a != 0.0 and b != 0.0) else 0.0
+def or_(a: float, b: float) -> float: return 1.0 if (a != 0.0 or b != 0.0) else 0.0
 
 
 # -- the functions ---------------------------------------------------------------------

@@ -105,18 +105,22 @@ class ExprCompiler:
     def function(self, e, stream="session", track=True):
         """A function ``f(a)`` evaluating ``e``; draws come from ``stream``. Unless ``track``
         is false, the context variables ``e`` reads are added to ``ctx_used``."""
+        return self.node(e, stream, track)[1]
+
+    def node(self, e, stream="session", track=True):
+        """``function``'s node ``(shape, f, v)``: for a caller that reads a shape in place."""
         key = (expr_key(e), stream)
-        f = self.cache.get(key)
+        n = self.cache.get(key)
         outer = self.ctx_used
-        if f is None:
+        if n is None:
             self.ctx_used = set()
-            f = self.build(e, stream)[1]
-            self.cache[key] = f
+            n = self.build(e, stream)
+            self.cache[key] = n
             self.cache_ctx[key] = self.ctx_used
             self.ctx_used = outer
         if track:
             outer |= self.cache_ctx[key]
-        return f
+        return n
 
     def build(self, e, stream):
         """The node ``(shape, f, v)`` of ``e`` (see ``K, A, N, F``)."""
@@ -298,8 +302,13 @@ def binary(op, x, y):
         def f(a):
             return op(fx(a), vy)
     elif sy == A:
-        if sx == N:
+        if sx == N and op is operator.sub:  # `now - t0`: the most common expression
             S = vx  # the simulator ``now`` is read from
+
+            def f(a):
+                return S.now - a[vy]
+        elif sx == N:
+            S = vx
 
             def f(a):
                 return op(S.now, a[vy])

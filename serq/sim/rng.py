@@ -1,3 +1,4 @@
+# distutils: extra_compile_args = -ffp-contract=off
 """Random streams of the simulator: rand 0.9's `StdRng` and serQ's sampling laws.
 
 The generator (interpreter.md section 2, ir.md section 12, and the model in the spec's
@@ -22,10 +23,38 @@ Samplers (interpreter.md section 2, ir.md section 8.4), bit for bit with pyserq 
 `sample_exp`, `sample_det`, `sample_uniform`, `sample_erlang` (with `erlang_k`),
 `sample_h2`, `sample_bernoulli`, `poisson_gap`, `trace_pick`, and `sample` to dispatch on
 an IR `DistKind` name. The stream seeds are `stream_seed(seed, name)`.
+
+Typed for Cython (issue 10): this file runs interpreted as it is, and Cython compiles the
+same file (its pure-Python mode) to C arithmetic: the generator is a C class whose state is
+C integers, the ChaCha block and the PCG key schedule are unsigned 32/64-bit C arithmetic
+(the `& M32`/`& M64` masks, no-ops in C, are what make Python's unbounded ints wrap the
+same way), and a chunk's words and uniforms live in C buffers (typed memoryviews over
+`array.array`), so a draw makes no Python object. The samplers call the C `log`/`sqrt`,
+which CPython's `math.log`/`math.sqrt` call too. Compiled, the scalar keystream
+(backend "python", then C code) is the default: it beats numpy's. The results are the
+same bit for bit in both modes (tests/sim/test_rng.py compiles this file and compares);
+compile it with `-ffp-contract=off` (the first line sets it), or a C compiler may fuse `a * b + c`
+into one rounding (an fma) where Python rounds twice.
 """
+from __future__ import annotations
+
+import array
 import math
 import operator
 import sys
+
+try:
+    import cython
+except ImportError:  # Cython not installed: the no-op stand-in, the module runs interpreted
+    from serq import _cython_shim as cython
+
+from serq.ir.arith import add as _add
+
+if cython.compiled:
+    from cython.cimports.libc.math import log as _log, sqrt as _sqrt
+else:
+    _log = math.log
+    _sqrt = math.sqrt
 
 try:  # numpy is a dependency, but the module stays exact (and slower) without it
     import numpy as _np
@@ -33,19 +62,30 @@ except ImportError:  # pragma: no cover - exercised by forcing the fallback in t
     _np = None
 
 __all__ = [
-    "Rng", "STREAM_XOR", "stream_seed", "HAVE_NUMPY", "USE_NUMPY",
+    "Rng", "STREAM_XOR", "stream_seed", "HAVE_NUMPY", "USE_NUMPY", "COMPILED",
     "sample", "sample_exp", "sample_det", "sample_uniform", "sample_erlang", "erlang_k",
     "sample_h2", "sample_bernoulli", "poisson_gap", "trace_pick",
 ]
 
-M32 = 0xFFFFFFFF
-M64 = (1 << 64) - 1
-_F53 = 1.0 / (1 << 53)
+# Typed constants (C globals when compiled: an untyped constant would make the arithmetic
+# that uses it Python arithmetic); decimal literals below are exact.
+M32 = cython.declare(cython.ulonglong, 0xFFFFFFFF)
+M64 = cython.declare(cython.ulonglong, 0xFFFFFFFFFFFFFFFF)
+_F53 = cython.declare(cython.double, 1.1102230246251565e-16)    # 2^-53
+_F52 = cython.declare(cython.double, 2.220446049250313e-16)     # 2^-52
+_PCG_MUL = cython.declare(cython.ulonglong, 6364136223846793005)
+_PCG_INC = cython.declare(cython.ulonglong, 11634580027462260723)
+#: True when this module runs compiled by Cython, False when it runs interpreted.
+COMPILED = bool(cython.compiled)
+# Interpreted, a chunk's words and uniforms are Python lists (a list index is the cheapest
+# read Python has); compiled, they are C buffers.
+_LISTS = cython.declare(cython.bint, not COMPILED)
 
 HAVE_NUMPY = _np is not None
-# Backend used by `Rng(seed)` when no `backend=` is given: numpy when it is importable.
-# Set to False to force the pure-Python keystream (identical output, slower).
-USE_NUMPY = HAVE_NUMPY
+# Backend used by `Rng(seed)` when no `backend=` is given: numpy when it is importable and
+# the module runs interpreted; compiled, the scalar keystream is C code and the faster one.
+# Set to False to force the scalar keystream (identical output).
+USE_NUMPY = HAVE_NUMPY and _LISTS
 
 # Seeds of the five streams of a run seeded `seed`: `seed ^ STREAM_XOR[name]`.
 STREAM_XOR = {
@@ -92,19 +132,26 @@ def _f64(value, what):
 
 # --------------------------------------------------------------------------- key schedule
 
-def _key_words(seed):
+@cython.cfunc
+@cython.locals(state=cython.ulonglong, xs=cython.ulonglong, rot=cython.ulonglong,
+               k=cython.Py_ssize_t, words=cython.uint[::1])
+def _key_words(seed: cython.ulonglong) -> cython.uint[::1]:
     """rand_core `seed_from_u64`: fill the 32-byte key with PCG32 outputs (8 words)."""
     state = seed
-    words = []
-    for _ in range(8):
-        state = (state * 6364136223846793005 + 11634580027462260723) & M64
+    words = _u32_buffer(8)
+    for k in range(8):
+        state = (state * _PCG_MUL + _PCG_INC) & M64
         xs = (((state >> 18) ^ state) >> 27) & M32
         rot = state >> 59
-        words.append(((xs >> rot) | (xs << ((32 - rot) & 31))) & M32)
+        words[k] = ((xs >> rot) | (xs << ((32 - rot) & 31))) & M32
     return words
 
 
-_CONST = (0x61707865, 0x3320646E, 0x79622D32, 0x6B206574)   # "expand 32-byte k"
+_C0 = cython.declare(cython.uint, 0x61707865)   # "expand 32-byte k"
+_C1 = cython.declare(cython.uint, 0x3320646E)
+_C2 = cython.declare(cython.uint, 0x79622D32)
+_C3 = cython.declare(cython.uint, 0x6B206574)
+_CONST = (_C0, _C1, _C2, _C3)
 # the 8 quarter rounds of a ChaCha double round (columns, then diagonals)
 _QR = ((0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15),
        (0, 5, 10, 15), (1, 6, 11, 12), (2, 7, 8, 13), (3, 4, 9, 14))
@@ -112,16 +159,28 @@ _QR = ((0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15),
 
 # --------------------------------------------------------------------------- pure-Python keystream
 
-def _py_block(key, counter):
-    """One ChaCha12 block (16 words) for the 64-bit block `counter` (the quarter rounds
-    of _QR, unrolled on local variables)."""
-    M = M32
-    i0, i1, i2, i3 = _CONST
-    i4, i5, i6, i7, i8, i9, i10, i11 = key
+@cython.cfunc
+@cython.locals(M=cython.uint, t=cython.uint, r=cython.Py_ssize_t,
+               i0=cython.uint, i1=cython.uint, i2=cython.uint, i3=cython.uint,
+               i4=cython.uint, i5=cython.uint, i6=cython.uint, i7=cython.uint,
+               i8=cython.uint, i9=cython.uint, i10=cython.uint, i11=cython.uint,
+               i12=cython.uint, i13=cython.uint,
+               x0=cython.uint, x1=cython.uint, x2=cython.uint, x3=cython.uint,
+               x4=cython.uint, x5=cython.uint, x6=cython.uint, x7=cython.uint,
+               x8=cython.uint, x9=cython.uint, x10=cython.uint, x11=cython.uint,
+               x12=cython.uint, x13=cython.uint, x14=cython.uint, x15=cython.uint)
+def _py_block(key: cython.uint[::1], counter: cython.ulonglong, out: cython.uint[::1],
+              at: cython.Py_ssize_t):
+    """One ChaCha12 block (16 words) for the 64-bit block `counter`, written to
+    out[at:at + 16] (the quarter rounds of _QR, unrolled on local variables)."""
+    M = 0xFFFFFFFF   # M32, a C constant here: the C compiler then sees the rotations
+    i0, i1, i2, i3 = _C0, _C1, _C2, _C3
+    i4, i5, i6, i7 = key[0], key[1], key[2], key[3]
+    i8, i9, i10, i11 = key[4], key[5], key[6], key[7]
     i12, i13 = counter & M, (counter >> 32) & M
     x0, x1, x2, x3, x4, x5, x6, x7 = i0, i1, i2, i3, i4, i5, i6, i7
     x8, x9, x10, x11, x12, x13, x14, x15 = i8, i9, i10, i11, i12, i13, 0, 0
-    for _ in range(6):  # 12 rounds = 6 double rounds
+    for r in range(6):  # 12 rounds = 6 double rounds
         x0 = (x0 + x4) & M; t = x12 ^ x0; x12 = ((t << 16) & M) | (t >> 16)
         x8 = (x8 + x12) & M; t = x4 ^ x8; x4 = ((t << 12) & M) | (t >> 20)
         x0 = (x0 + x4) & M; t = x12 ^ x0; x12 = ((t << 8) & M) | (t >> 24)
@@ -155,23 +214,59 @@ def _py_block(key, counter):
         x3 = (x3 + x4) & M; t = x14 ^ x3; x14 = ((t << 8) & M) | (t >> 24)
         x9 = (x9 + x14) & M; t = x4 ^ x9; x4 = ((t << 7) & M) | (t >> 25)
 
-    return [(x0 + i0) & M, (x1 + i1) & M, (x2 + i2) & M, (x3 + i3) & M,
-            (x4 + i4) & M, (x5 + i5) & M, (x6 + i6) & M, (x7 + i7) & M,
-            (x8 + i8) & M, (x9 + i9) & M, (x10 + i10) & M, (x11 + i11) & M,
-            (x12 + i12) & M, (x13 + i13) & M, x14, x15]
+    out[at] = (x0 + i0) & M
+    out[at + 1] = (x1 + i1) & M
+    out[at + 2] = (x2 + i2) & M
+    out[at + 3] = (x3 + i3) & M
+    out[at + 4] = (x4 + i4) & M
+    out[at + 5] = (x5 + i5) & M
+    out[at + 6] = (x6 + i6) & M
+    out[at + 7] = (x7 + i7) & M
+    out[at + 8] = (x8 + i8) & M
+    out[at + 9] = (x9 + i9) & M
+    out[at + 10] = (x10 + i10) & M
+    out[at + 11] = (x11 + i11) & M
+    out[at + 12] = (x12 + i12) & M
+    out[at + 13] = (x13 + i13) & M
+    out[at + 14] = x14
+    out[at + 15] = x15
 
 
-def _py_words(key, counter, nblocks):
-    out = []
+@cython.cfunc
+@cython.locals(k=cython.Py_ssize_t, out=cython.uint[::1])
+def _py_words(key: cython.uint[::1], counter: cython.ulonglong,
+              nblocks: cython.Py_ssize_t) -> cython.uint[::1]:
+    """`nblocks` ChaCha12 blocks from `counter` on, in stream order (a list, or a C buffer
+    when compiled)."""
+    out = _u32_buffer(16 * nblocks)
     for k in range(nblocks):
-        out += _py_block(key, (counter + k) & M64)
+        _py_block(key, (counter + k) & M64, out, 16 * k)
     return out
 
 
-def _py_pairs(words, start):
-    """Uniform f64s of the word pairs (start, start+1), (start+2, start+3), ... of `words`."""
-    w = words
-    return [((w[k + 1] << 32 | w[k]) >> 11) * _F53 for k in range(start, len(w) - 1, 2)]
+@cython.cfunc
+@cython.locals(k=cython.Py_ssize_t, hi=cython.ulonglong)
+def _fill_pairs(w: cython.uint[::1], f: cython.double[::1], start: cython.Py_ssize_t,
+                n: cython.Py_ssize_t):
+    """f[k] = the uniform of the word pair (k, k+1) of `w`, for k = start, start + 2, ...
+    below n - 1: rand's `random::<f64>()`, (next_u64 >> 11) * 2^-53."""
+    for k in range(start, n - 1, 2):
+        hi = w[k + 1]
+        f[k] = ((hi << 32 | w[k]) >> 11) * _F53
+
+
+def _u32_buffer(n):
+    """A chunk's word store: a list when interpreted, a C uint32 buffer when compiled."""
+    if _LISTS:
+        return [0] * n
+    return array.array("I", [0]) * n
+
+
+def _f64_buffer(n):
+    """A chunk's uniforms: a list when interpreted, a C double buffer when compiled."""
+    if _LISTS:
+        return [0.0] * n
+    return array.array("d", [0.0]) * n
 
 
 # --------------------------------------------------------------------------- numpy keystream
@@ -198,7 +293,7 @@ def _np_words(key, counter, nblocks):
     r16, r12, r8, r7 = u32(16), u32(12), u32(8), u32(7)
     l16, l20, l24, l25 = u32(16), u32(20), u32(24), u32(25)
     quarters = [tuple(s[i] for i in q) for q in _QR]
-    for _ in range(6):
+    for _r in range(6):
         for a, b, c, d in quarters:
             add(a, b, out=a); xor(d, a, out=d)
             shr(d, l16, out=t); shl(d, r16, out=d); orr(d, t, out=d)
@@ -227,20 +322,23 @@ def _np_pairs(arr, start):
     return ((v >> np.uint64(11)).astype(np.float64) * _F53).tolist()
 
 
-# Chunk sizes (in blocks). numpy costs about half a millisecond per chunk whatever its
-# size, so the first chunk of a stream (a stream may draw a handful of numbers only) is 4
-# blocks in pure Python (about 0.15 ms); the numpy chunks that follow start at 64 blocks
-# and double up to 4096 (65536 words, about 30 ns a word). The pure-Python backend uses
-# 4-block chunks throughout.
-_PY_BLOCKS = 4
-_NP_FIRST, _NP_MAX = 64, 4096
+# Chunk sizes (in blocks; see Rng._refill). numpy costs about half a millisecond per chunk
+# whatever its size, so the first chunk of a stream (a stream may draw a handful of numbers
+# only) is 4 blocks of the scalar keystream (about 0.15 ms in pure Python); the numpy chunks
+# that follow start at 64 blocks and double up to 4096 (65536 words, about 30 ns a word).
+_PY_BLOCKS = cython.declare(cython.Py_ssize_t, 4)
+_NP_FIRST = cython.declare(cython.Py_ssize_t, 64)
+_NP_MAX = cython.declare(cython.Py_ssize_t, 4096)
 
 
+@cython.final
+@cython.cclass
 class Rng:
     """rand 0.9 `StdRng::seed_from_u64(seed)` (ChaCha12), bit for bit as pyserq 0.1.2's `Rng`.
 
     `seed` is an integer in 0..2^64-1 (ValueError otherwise; TypeError for a non-integer).
-    `backend` is "numpy" or "python" (default: numpy when importable and USE_NUMPY is set);
+    `backend` is "numpy" or "python" (default: numpy when importable, USE_NUMPY is set and
+    the module runs interpreted; "python" is the scalar keystream, C code when compiled);
     both give identical outputs.
 
     Draw with `random_f64()` (fastest; bind it: `u = rng.random_f64`), `next_u32()`,
@@ -248,85 +346,145 @@ class Rng:
     `position` is the number of 32-bit words drawn so far.
     """
 
-    __slots__ = ("seed", "backend", "_key", "_ctr", "_nblocks", "_arr", "_base", "_n",
+    # The state (C fields when compiled). The current chunk holds the stream's words _base
+    # .. _base + _n - 1; _i is the position in it. _f[i] is the uniform of the word pair
+    # (i, i+1), valid for i < _fl = _n - 1; with the interpreted numpy backend the entries
+    # at odd i are filled only once the position has been odd in this chunk (only next_u32
+    # makes it odd). _w is the chunk's words and _wn its length, 0 while the words are not
+    # read out of the numpy array (_arr) yet (or the odd entries of _f are not filled),
+    # which sends the integer reads to their slow path. An empty chunk starts the stream.
+    # A chunk's _w and _f are never changed in place once a draw has read them (but for
+    # filling identical values), so copies share them.
+    _seed: cython.ulonglong
+    _backend: str
+    _key: cython.uint[::1]
+    _ctr: cython.ulonglong           # counter of the next block to generate
+    _nblocks: cython.Py_ssize_t      # size of the next numpy chunk
+    _arr: object
+    _base: cython.Py_ssize_t
+    _n: cython.Py_ssize_t
+    _i: cython.Py_ssize_t
+    _f: cython.double[::1]
+    _fl: cython.Py_ssize_t
+    _w: cython.uint[::1]
+    _wn: cython.Py_ssize_t
+
+    __slots__ = ("_seed", "_backend", "_key", "_ctr", "_nblocks", "_arr", "_base", "_n",
                  "_i", "_f", "_fl", "_w", "_wn")
 
     def __init__(self, seed, backend=None):
-        self.seed = _u64(seed, "seed")
+        self._seed = _u64(seed, "seed")
         if backend is None:
             backend = "numpy" if (USE_NUMPY and HAVE_NUMPY) else "python"
         if backend not in ("numpy", "python"):
             raise ValueError(f"backend must be 'numpy' or 'python', got {backend!r}")
         if backend == "numpy" and not HAVE_NUMPY:
             raise ValueError("backend 'numpy' asked for but numpy is not importable")
-        self.backend = backend
-        self._key = _key_words(self.seed)
-        self._ctr = 0          # counter of the next block to generate
-        self._nblocks = _NP_FIRST      # size of the next numpy chunk
-        # The current chunk holds the stream's words _base .. _base + _n - 1; _i is the
-        # position in it. _f[i] is the uniform of the word pair (i, i+1), valid for i < _fl
-        # = _n - 1; the entries at odd i are filled only once the position has been odd
-        # in this chunk (only next_u32 makes it odd). _w is the chunk's words as ints and
-        # _wn its length, 0 while the list is not built (or the odd entries of _f are not
-        # filled), which sends the integer reads to their slow path. An empty chunk
-        # starts the stream.
+        self._backend = backend
+        self._key = _key_words(self._seed)
+        self._ctr = 0
+        self._nblocks = _NP_FIRST
         self._arr = None
         self._base = 0
         self._n = 0
         self._i = 0
-        self._f = ()
+        self._f = _f64_buffer(0)
         self._fl = 0
         self._w = None
         self._wn = 0
 
     def __repr__(self):
-        return f"Rng({self.seed}, position={self.position})"
+        return f"Rng({self._seed}, position={self.position})"
 
-    def copy(self):
-        """An independent generator in the same state (it draws what this one would)."""
-        twin = Rng.__new__(Rng)
-        for name in Rng.__slots__:       # the lists are shared: never changed in place,
-            setattr(twin, name, getattr(self, name))   # but for filling identical values
-        return twin
+    @property
+    def seed(self):
+        """The seed this generator was made from."""
+        return self._seed
 
-    __copy__ = copy
+    @property
+    def backend(self):
+        """The keystream backend, "numpy" or "python"."""
+        return self._backend
 
     @property
     def position(self):
         """Number of 32-bit words drawn so far."""
         return self._base + self._i
 
+    @property
+    def chunk_base(self):
+        """The position where the current chunk of the keystream starts (for tests)."""
+        return self._base
+
+    def copy(self):
+        """An independent generator in the same state (it draws what this one would)."""
+        twin: Rng = Rng.__new__(Rng)
+        twin._seed = self._seed
+        twin._backend = self._backend
+        twin._key = self._key
+        twin._ctr = self._ctr
+        twin._nblocks = self._nblocks
+        twin._arr = self._arr
+        twin._base = self._base
+        twin._n = self._n
+        twin._i = self._i
+        twin._f = self._f
+        twin._fl = self._fl
+        twin._w = self._w
+        twin._wn = self._wn
+        return twin
+
+    def __copy__(self):
+        return self.copy()
+
     # -- chunk management (slow paths) ----------------------------------------------
 
+    @cython.cfunc
+    @cython.locals(nb=cython.Py_ssize_t, n=cython.Py_ssize_t, first=cython.bint,
+                   lazy=cython.bint)
     def _refill(self):
-        """Start the next chunk; the position becomes its word 0."""
+        """Start the next chunk; the position becomes its word 0.
+
+        A stream's first chunk is 4 blocks of the scalar keystream. The numpy keystream then
+        takes chunks of _NP_FIRST blocks, doubling up to _NP_MAX (numpy's cost per chunk is
+        about half a millisecond whatever its size); so does the scalar keystream when
+        compiled (its cost per chunk is the buffers'), while interpreted it stays at 4
+        blocks (a pure-Python block costs the same in any chunk, and a stream may draw a
+        handful of numbers only)."""
+        first = self._n == 0
         self._base += self._n
-        if self.backend == "numpy" and self._n:
+        nb = _PY_BLOCKS
+        if not first and (self._backend == "numpy" or not _LISTS):
             nb = self._nblocks
-            arr = self._arr = _np_words(self._key, self._ctr, nb)
-            n = 16 * nb
-            f = [0.0] * n
-            f[0::2] = _np_pairs(arr, 0)      # odd entries: filled by _ints() when needed
-            self._w = None
-            self._wn = 0
             if nb < _NP_MAX:
                 self._nblocks = nb * 2
+        n = 16 * nb
+        self._f = f = _f64_buffer(n)
+        lazy = False
+        if self._backend == "numpy" and not first:
+            arr = self._arr = _np_words(self._key, self._ctr, nb)
+            lazy = _LISTS
+            if lazy:    # numpy converts the even pairs; the odd ones wait for _ints()
+                f[0::2] = _np_pairs(arr, 0)
+                self._w = None
+            else:       # compiled: the words are read in place
+                self._w = arr
         else:
-            nb = _PY_BLOCKS
-            w = self._arr = self._w = _py_words(self._key, self._ctr, nb)
-            n = 16 * nb
-            f = [0.0] * n
-            f[0::2] = _py_pairs(w, 0)
-            f[1:n - 1:2] = _py_pairs(w, 1)
-            self._wn = n
+            self._arr = None
+            self._w = _py_words(self._key, self._ctr, nb)
+        if not lazy:
+            _fill_pairs(self._w, self._f, 0, n)
+            _fill_pairs(self._w, self._f, 1, n)
+        self._wn = 0 if lazy else n
         self._ctr = (self._ctr + nb) & M64
         self._n = n
-        self._f = f
         self._fl = n - 1
         self._i = 0
 
-    def _ints(self):
-        """Build the chunk's word list and the odd entries of _f; returns the list."""
+    @cython.cfunc
+    def _ints(self) -> cython.uint[::1]:
+        """The chunk's words, read out of the numpy array (with the odd entries of _f
+        filled) on first use."""
         w = self._w
         if w is None:
             w = self._w = self._arr.tolist()
@@ -334,7 +492,9 @@ class Rng:
             self._wn = self._n
         return w
 
-    def _f64_slow(self):
+    @cython.cfunc
+    @cython.locals(i=cython.Py_ssize_t, lo=cython.ulonglong, hi=cython.ulonglong)
+    def _f64_slow(self) -> cython.double:
         i = self._i
         if i >= self._n:                 # chunk used up: the pair starts the next one
             self._refill()
@@ -344,34 +504,44 @@ class Rng:
         lo = self._ints()[i]
         self._refill()
         self._i = 1
-        return ((self._ints()[0] << 32 | lo) >> 11) * _F53
+        hi = self._ints()[0]
+        return ((hi << 32 | lo) >> 11) * _F53
 
-    def _u32_slow(self):
+    @cython.cfunc
+    @cython.locals(i=cython.Py_ssize_t)
+    def _u32_slow(self) -> cython.uint:
         if self._i >= self._n:
             self._refill()
         i = self._i
         self._i = i + 1
         return self._ints()[i]
 
-    def _u64_slow(self):
+    @cython.cfunc
+    @cython.locals(i=cython.Py_ssize_t, lo=cython.ulonglong, hi=cython.ulonglong)
+    def _u64_slow(self) -> cython.ulonglong:
         i = self._i
         if i >= self._n:
             self._refill()
             w = self._ints()
             self._i = 2
-            return w[1] << 32 | w[0]
+            hi = w[1]
+            return hi << 32 | w[0]
         w = self._ints()
         if i + 1 < self._n:
             self._i = i + 2
-            return w[i + 1] << 32 | w[i]
+            hi = w[i + 1]
+            return hi << 32 | w[i]
         lo = w[i]                        # one word left: the low half
         self._refill()
         self._i = 1
-        return self._ints()[0] << 32 | lo
+        hi = self._ints()[0]
+        return hi << 32 | lo
 
     # -- draws ------------------------------------------------------------------------
 
-    def random_f64(self):
+    @cython.ccall
+    @cython.locals(i=cython.Py_ssize_t)
+    def random_f64(self) -> cython.double:
         """rand's `random::<f64>()`: (next_u64 >> 11) * 2^-53, in [0, 1)."""
         i = self._i
         if i < self._fl:
@@ -379,19 +549,24 @@ class Rng:
             return self._f[i]
         return self._f64_slow()
 
-    def next_u32(self):
+    @cython.ccall
+    @cython.locals(i=cython.Py_ssize_t)
+    def next_u32(self) -> cython.uint:
         i = self._i
         if i < self._wn:
             self._i = i + 1
             return self._w[i]
         return self._u32_slow()
 
-    def next_u64(self):
+    @cython.ccall
+    @cython.locals(i=cython.Py_ssize_t, hi=cython.ulonglong)
+    def next_u64(self) -> cython.ulonglong:
         i = self._i
         if i < self._wn - 1:
             self._i = i + 2
             w = self._w
-            return w[i + 1] << 32 | w[i]
+            hi = w[i + 1]
+            return hi << 32 | w[i]
         return self._u64_slow()
 
     def range_u32(self, low, high):
@@ -423,7 +598,7 @@ class Rng:
         scale = high - low
         if not math.isfinite(scale):
             raise ValueError(_EMPTY)
-        return ((self.next_u64() >> 12) * (1.0 / (1 << 52))) * scale + low
+        return ((self.next_u64() >> 12) * _F52) * scale + low
 
 
 def _canon(draw, low, span, bits):
@@ -444,13 +619,14 @@ def _canon(draw, low, span, bits):
 
 # --------------------------------------------------------------------------- samplers
 
-_log = math.log
-_sqrt = math.sqrt
+# The samplers take their arguments as f64s (C doubles when compiled: an int argument is
+# converted first) and the generator as an Rng.
 _INF = math.inf
 _NAN = math.nan
 
 
-def _ieee_div(a, b):
+@cython.ccall
+def _ieee_div(a: cython.double, b: cython.double) -> cython.double:
     """a / b with IEEE semantics for b == 0 (Python raises ZeroDivisionError)."""
     try:
         return a / b
@@ -460,7 +636,8 @@ def _ieee_div(a, b):
         return math.copysign(_INF, a) * math.copysign(1.0, b)
 
 
-def sample_exp(rng, mean):
+@cython.ccall
+def sample_exp(rng: Rng, mean: cython.double) -> cython.double:
     """`~exp(mean)`: (-mean) * ln(1 - u); one draw (a NaN mean comes out with its sign
     bit flipped, as in pyserq)."""
     return -mean * _log(1.0 - rng.random_f64())
@@ -471,12 +648,16 @@ def sample_det(x):
     return x
 
 
-def sample_uniform(rng, a, b):
-    """`~uniform(a, b)`: a + (b - a) * u; one draw."""
-    return a + (b - a) * rng.random_f64()
+@cython.ccall
+def sample_uniform(rng: Rng, a: cython.double, b: cython.double) -> cython.double:
+    """`~uniform(a, b)`: a + (b - a) * u; one draw. The sum is `arith.add`: of two NaN
+    operands (`~uniform(0/0, -(0/0))`) the reference keeps the first, which neither
+    CPython's `+` nor C's (a C compiler may swap the operands of a sum) promises."""
+    return _add(a, (b - a) * rng.random_f64())
 
 
-def erlang_k(k):
+@cython.ccall
+def erlang_k(k: cython.double) -> cython.ulonglong:
     """The number of phases of `~erlang(k, m)`: Rust `k.max(1.0) as u32` (NaN and k < 1
     give 1, a fraction is truncated, k >= 2^32 - 1 saturates to 4294967295). The
     interpreter should refuse absurd values before drawing that many numbers."""
@@ -488,7 +669,9 @@ def erlang_k(k):
     return int(k)
 
 
-def sample_erlang(rng, k, m):
+@cython.ccall
+@cython.locals(kk=cython.ulonglong, j=cython.ulonglong, mm=cython.double, s=cython.double)
+def sample_erlang(rng: Rng, k: cython.double, m: cython.double) -> cython.double:
     """`~erlang(k, m)`: with k' = erlang_k(k) and mm = m / k', the sum of k' terms
     mm * -ln(1 - u), left to right, starting from -0.0; k' draws.
 
@@ -498,14 +681,15 @@ def sample_erlang(rng, k, m):
     two agree on every other value)."""
     kk = erlang_k(k)
     mm = m / kk
-    u = rng.random_f64
     s = -0.0
-    for _ in range(kk):
-        s += mm * -_log(1.0 - u())
+    for j in range(kk):
+        s += mm * -_log(1.0 - rng.random_f64())
     return s
 
 
-def sample_h2(rng, m, c2):
+@cython.ccall
+@cython.locals(c=cython.double, p=cython.double, phase=cython.double)
+def sample_h2(rng: Rng, m: cython.double, c2: cython.double) -> cython.double:
     """`~h2(m, c2)`: c = max(c2, 1) (a NaN gives 1); p = 0.5 * (1 + sqrt((c-1)/(c+1)));
     the first draw u < p picks the phase mean m/(2p), else m/(2(1-p)); the second draw
     is the exponential -phase * ln(1 - u2). Two draws."""
@@ -518,12 +702,15 @@ def sample_h2(rng, m, c2):
     return -phase * _log(1.0 - rng.random_f64())
 
 
-def sample_bernoulli(rng, p):
+@cython.ccall
+def sample_bernoulli(rng: Rng, p: cython.double) -> cython.double:
     """`~bernoulli(p)`: 1.0 if u < p else 0.0; one draw."""
     return 1.0 if rng.random_f64() < p else 0.0
 
 
-def poisson_gap(rng, rate):
+@cython.ccall
+@cython.locals(x=cython.double)
+def poisson_gap(rng: Rng, rate: cython.double) -> cython.double:
     """Gap of a Poisson arrival stream: -ln(1 - u) / rate (divides by the rate); one draw."""
     x = -_log(1.0 - rng.random_f64())
     try:
@@ -532,7 +719,7 @@ def poisson_gap(rng, rate):
         return _ieee_div(x, rate)
 
 
-def trace_pick(rng, n):
+def trace_pick(rng: Rng, n):
     """rand 0.9 `random_range(0..n)` over usize: the index of a trace session among n.
     rand samples a range below 2^32 as u32 (range_u32(0, n - 1)); larger n take the u64
     method (not reachable from a real trace, and not checked against pyserq)."""

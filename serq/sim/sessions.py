@@ -11,6 +11,7 @@ import math
 
 from serq.ir import types as T
 from serq.ir.show import show_expr, show_ref
+from serq.sim.exprs import N as NOW
 from serq.sim.fmt import display as show_num
 
 READY, QUEUED, IN_STAGE, GROWING, ENDED = range(5)
@@ -268,7 +269,6 @@ class SessionOps:
     def compile_stmt(self, st, stream, workload):
         t = type(st)
         S = self
-        fn = self.ex.function
         if workload and t not in (T.Set, T.Observe):
             kind = t.__name__.lower()
             msg = (f"run: a workload `init` or `turn` block may only set and observe; "
@@ -278,13 +278,7 @@ class SessionOps:
                 S.fail(msg, s, kind)
             return op
         if t is T.Set:
-            slot = st.slot
-            f = fn(st.expr, stream)
-
-            def op(s):
-                a = s.attrs
-                a[slot] = f(a)
-            return op
+            return self.compile_set(st, stream)
         if t is T.Observe:
             return self.compile_observe(st, stream)
         if t is T.End:
@@ -311,6 +305,19 @@ class SessionOps:
         if t in (T.Grow, T.Drop, T.Release, T.Load):
             return self.compile_pool_stmt(st, stream)
         raise ValueError(f"unknown statement {st!r}")
+
+    def compile_set(self, st, stream):
+        """``set``: the attribute written; ``set t = now`` reads the clock in place."""
+        slot = st.slot
+        shape, f, S = self.ex.node(st.expr, stream)
+        if shape == NOW:
+            def op(s):
+                s.attrs[slot] = S.now
+        else:
+            def op(s):
+                a = s.attrs
+                a[slot] = f(a)
+        return op
 
     def compile_observe(self, st, stream):
         """``observe``: the value recorded with its time, session and turn once warm; before

@@ -143,10 +143,10 @@ def test_edge_offsets_cover_the_chunk_edges(backend):
     offsets = {p["skip_u32"] for p in MIXED["programs"] if "skip_u32" in p}
     r = R.Rng(1, backend=backend)
     edges = set()
-    limit = 262144 if backend == "numpy" else 256
+    limit = 262144 if backend == "numpy" or R.COMPILED else 256   # (Rng._refill)
     while r.position < limit:
         r.random_f64()
-        if r._i == 2:                    # a chunk started with this draw
+        if r.position - r.chunk_base == 2:   # a chunk started with this draw
             edges.add(r.position - 2)
     edges.discard(0)
     assert edges and all({e - 2, e - 1, e, e + 1} <= offsets for e in edges), sorted(edges)
@@ -245,33 +245,33 @@ def test_stream_seeds():
 
 # --------------------------------------------------------------------------- samplers
 
-LAWS = {
-    "exp": lambda rng, a: R.sample_exp(rng, a[0]),
-    "det": lambda rng, a: R.sample_det(a[0]),
-    "uniform": lambda rng, a: R.sample_uniform(rng, a[0], a[1]),
-    "erlang": lambda rng, a: R.sample_erlang(rng, a[0], a[1]),
-    "h2": lambda rng, a: R.sample_h2(rng, a[0], a[1]),
-    "bernoulli": lambda rng, a: R.sample_bernoulli(rng, a[0]),
+LAWS = {   # a law's draw, with the samplers of module `m`
+    "exp": lambda m, rng, a: m.sample_exp(rng, a[0]),
+    "det": lambda m, rng, a: m.sample_det(a[0]),
+    "uniform": lambda m, rng, a: m.sample_uniform(rng, a[0], a[1]),
+    "erlang": lambda m, rng, a: m.sample_erlang(rng, a[0], a[1]),
+    "h2": lambda m, rng, a: m.sample_h2(rng, a[0], a[1]),
+    "bernoulli": lambda m, rng, a: m.sample_bernoulli(rng, a[0]),
 }
 KIND = {"exp": "Exp", "det": "Det", "uniform": "Uniform", "erlang": "Erlang", "h2": "H2",
         "bernoulli": "Bernoulli"}
 
 
-def replay(case, backend, via_dispatch=False):
-    rng = R.Rng(R.stream_seed(case["seed"], case["stream"]), backend=backend)
+def replay(case, backend, via_dispatch=False, mod=R):
+    rng = mod.Rng(mod.stream_seed(case["seed"], case["stream"]), backend=backend)
     got = {name: [] for name, _, _ in case["draws"]}
     for _ in range(case["sessions"]):
         for name, dist, args in case["draws"]:
             args = [fx(a) for a in args]
             if via_dispatch:
-                got[name].append(R.sample(rng, KIND[dist], args))
+                got[name].append(mod.sample(rng, KIND[dist], args))
             else:
-                got[name].append(LAWS[dist](rng, args))
+                got[name].append(LAWS[dist](mod, rng, args))
     return got
 
 
-def check_case(case, backend, via_dispatch=False):
-    got = replay(case, backend, via_dispatch)
+def check_case(case, backend, via_dispatch=False, mod=R):
+    got = replay(case, backend, via_dispatch, mod)
     for name, want in case["observed"].items():
         bad = [(i, g, w) for i, (g, w) in enumerate(zip(got[name], want)) if not same_float(g, w)]
         assert not bad and len(got[name]) == len(want), (case["program"], name, bad[:3])
@@ -382,7 +382,8 @@ def test_module_without_numpy(monkeypatch):
     import importlib.util
     import sys
     monkeypatch.setitem(sys.modules, "numpy", None)     # makes `import numpy` fail
-    spec = importlib.util.spec_from_file_location("_rng_without_numpy", R.__file__)
+    source = pathlib.Path(R.__file__).with_name("rng.py")   # R may be the compiled module
+    spec = importlib.util.spec_from_file_location("_rng_without_numpy", source)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     assert not mod.HAVE_NUMPY and not mod.USE_NUMPY
@@ -392,3 +393,146 @@ def test_module_without_numpy(monkeypatch):
     assert [r.random_f64().hex() for _ in case["f64"]] == case["f64"]
     with pytest.raises(ValueError, match="numpy"):
         mod.Rng(1, backend="numpy")
+
+
+# --------------------------------------------------------------------------- compiled vs interpreted
+
+SOURCE = pathlib.Path(R.__file__).with_name("rng.py")
+EDGE = [0.0, -0.0, 1.0, 2.5, -3.0, 0.3, 1e-300, 5e-324, 1e300, math.inf, -math.inf,
+        math.nan, -math.nan]
+
+
+def load_interpreted(name="_rng_interpreted"):
+    """serq/sim/rng.py run by the interpreter (whatever `serq.sim.rng` imported as)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, SOURCE)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert not mod.COMPILED
+    return mod
+
+
+def bits(x):
+    """A float's exact bits (the sign of a zero and of a NaN included)."""
+    return struct.pack("<d", x).hex()
+
+
+def draw_all(mod, backend):
+    """Many draws of every read and every sampler of `mod`, as exact values: long streams
+    across the chunk edges, random mixes of reads and ranges, and every law on a grid of
+    edge arguments (zeros of both signs, subnormals, infinities, NaNs of both signs)."""
+    import random
+    out = {}
+    for seed in (0, 1, 12345, 2**63, 2**64 - 1):
+        r = mod.Rng(seed, backend=backend)
+        n = 150_000 if backend == "numpy" else 3_000
+        out[f"f64 {seed}"] = hashlib.sha256(
+            b"".join(struct.pack("<d", r.random_f64()) for _ in range(n))).hexdigest()
+        out[f"u32 {seed}"] = [r.next_u32() for _ in range(999)]
+        out[f"u64 {seed}"] = [r.next_u64() for _ in range(999)]
+        rnd = random.Random(seed)
+        mixed = []
+        for _ in range(6000):
+            c = rnd.randrange(7)
+            if c == 0:
+                mixed.append(r.next_u32())
+            elif c == 1:
+                mixed.append(r.next_u64())
+            elif c == 2:
+                mixed.append(bits(r.random_f64()))
+            elif c == 3:
+                mixed.append(r.range_u32(rnd.randrange(2**32), 2**32 - 1))
+            elif c == 4:
+                mixed.append(r.range_u64(0, rnd.choice([1, 6, 2**40, 2**63 + 1, 2**64 - 1])))
+            elif c == 5:
+                mixed.append(bits(r.range_f64(rnd.choice([-1e300, -1.0, 0.0]), 1e-3)))
+            else:
+                mixed.append(mod.trace_pick(r, rnd.choice([1, 7, 1000, 2**32, 2**33])))
+            if rnd.random() < 0.01:
+                r = r.copy()
+        out[f"mixed {seed}"] = mixed
+        out[f"position {seed}"] = r.position
+    r = mod.Rng(99, backend=backend)
+    laws = []
+    for a in EDGE:
+        laws.append(("exp", [bits(mod.sample_exp(r, a)) for _ in range(3)]))
+        laws.append(("bernoulli", [bits(mod.sample_bernoulli(r, a)) for _ in range(3)]))
+        laws.append(("gap", [bits(mod.poisson_gap(r, a)) for _ in range(3)]))
+        laws.append(("k", mod.erlang_k(a)))
+        for b in EDGE:
+            laws.append(("uniform", [bits(mod.sample_uniform(r, a, b)) for _ in range(3)]))
+            laws.append(("h2", [bits(mod.sample_h2(r, a, b)) for _ in range(3)]))
+            laws.append(("div", bits(mod._ieee_div(a, b))))
+            if mod.erlang_k(a) <= 5:
+                laws.append(("erlang", [bits(mod.sample_erlang(r, a, b)) for _ in range(2)]))
+    for kind, args in (("Exp", [2.0]), ("Det", [7.0]), ("Uniform", [1.0, 3.0]),
+                       ("Erlang", [3.0, 6.0]), ("H2", [2.0, 4.0]), ("Bernoulli", [0.3])):
+        laws.append((kind, [bits(mod.sample(r, kind, args)) for _ in range(500)]))
+    out["laws"] = laws
+    out["laws position"] = r.position
+    return out
+
+
+def compile_copy(tmp_path):
+    """A copy of rng.py compiled by Cython (as the top-level module `_rng_compiled`, with
+    its rng.pxd), or None when Cython is not importable."""
+    try:
+        import Cython  # noqa: F401
+    except ImportError:
+        return None
+    import importlib.util
+    import subprocess
+    import sys
+    src = tmp_path / "_rng_compiled.py"
+    src.write_text(SOURCE.read_text(encoding="utf-8"), encoding="utf-8")
+    pxd = SOURCE.with_suffix(".pxd")
+    src.with_suffix(".pxd").write_text(pxd.read_text(encoding="utf-8"), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "Cython.Build.Cythonize", "-3", "-i",
+                           src.name], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    built = [p for p in tmp_path.iterdir() if p.name.startswith("_rng_compiled.")
+             and p.suffix in (".so", ".pyd")]
+    assert len(built) == 1, sorted(p.name for p in tmp_path.iterdir())
+    spec = importlib.util.spec_from_file_location("_rng_compiled", built[0])
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_compiled_matches_interpreted(tmp_path):
+    """The Cython-compiled module draws what the interpreted source draws, bit for bit, on
+    both backends. The compiled module is serq.sim.rng when that is the compiled one, else a
+    copy compiled here. Without Cython the interpreted source is checked against the golden
+    draws instead (and a warning says the compiled check did not run)."""
+    interp = load_interpreted()
+    compiled = R if R.COMPILED else compile_copy(tmp_path)
+    if compiled is None:
+        import warnings
+        warnings.warn("Cython is not importable: rng.py was not compiled and compared")
+        for backend in BACKENDS:
+            for case in STREAMS["cases"]:
+                r = interp.Rng(case["seed"], backend=backend)
+                assert [r.random_f64().hex() for _ in case["f64"]] == case["f64"]
+            for case in SAMPLERS["sessions"]:
+                check_case(case, backend, mod=interp)
+        return
+    assert compiled.COMPILED
+    assert compiled.Rng(1).backend == "python"    # compiled, the scalar keystream is C code
+    for backend in BACKENDS:
+        want = draw_all(interp, backend)
+        got = draw_all(compiled, backend)
+        for key in want:
+            assert got[key] == want[key], (backend, key)
+
+
+def test_module_without_cython(monkeypatch):
+    """With Cython not importable, rng.py runs on serq's no-op stand-in for it."""
+    import sys
+    monkeypatch.setitem(sys.modules, "cython", None)    # makes `import cython` fail
+    mod = load_interpreted("_rng_without_cython")
+    from serq import _cython_shim
+    assert mod.cython is _cython_shim
+    case = next(c for c in STREAMS["cases"] if c["seed"] == 1)
+    assert [mod.Rng(1).random_f64().hex() for _ in case["f64"][:1]] == case["f64"][:1]
+    r = mod.Rng(1)
+    assert [r.random_f64().hex() for _ in case["f64"]] == case["f64"]
