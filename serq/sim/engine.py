@@ -4,17 +4,14 @@ One ``Sim`` holds the whole run state. Its behaviour is split by concept over mi
 ``sessions.SessionOps`` (spawning, statements, ending), ``stages.StageOps`` (fifo, ps,
 delay), ``flows.FlowOps`` (shared stages), ``pools.PoolOps`` (holds, admission, growth,
 preemption, cache), ``step.StepOps`` (the continuous-batching engine). This module owns the
-clock, the event heap, settling and the end of the run (interpreter.md §3–§4).
-
-Events are tuples ``(time, seq, kind, x, y, z)`` on one heap: ``seq`` is the global
-scheduling counter, so simultaneous events run in the order they were scheduled.
+event loop, settling, the time averages and the end of the run (interpreter.md §3–§4); the
+clock and the event heap are ``scheduler.Scheduler``'s.
 """
 from __future__ import annotations
 
-import heapq
 import math
-from math import log as _log
 from collections import deque
+from heapq import heappop
 
 from serq.errors import SimulationError
 from serq.ir import types as T
@@ -23,12 +20,12 @@ from serq.sim import rng as R
 from serq.sim.exprs import Context, ExprCompiler
 from serq.sim.flows import FlowOps
 from serq.sim.pools import PoolOps, PoolState
+from serq.sim.scheduler import (EV_ARRIVE, EV_FINISH, EV_ITER, EV_LEASE, EV_WARMUP,
+                                Scheduler)
 from serq.sim.sessions import SessionOps
 from serq.sim.stages import StageOps, make_stage
 from serq.sim.stats import TimeAvg
 from serq.sim.step import StepOps
-
-EV_WARMUP, EV_ARRIVE, EV_FINISH, EV_ITER, EV_LEASE = range(5)
 
 SEED_XOR = {"arrival": 0, "workload": 0x9E3779B97F4A7C15, "session": 0x5851F42D4C957F2D,
             "evict": 0x2545F4914F6CDD1D, "trace": 0x6A09E667F3BCC908}
@@ -37,25 +34,23 @@ M64 = (1 << 64) - 1
 # Guards where the reference hangs: that many events at one instant, or that many passes
 # of one loop body at one instant, mean the clock can never move again.
 INSTANT_EVENT_LIMIT = 1_000_000
-# Programs with more pools or stages than this (arrays) get no generated code per member:
-# the code would grow with the declared members, used or not (PoolOps.init_active_pools).
+# Programs with more pools than this (arrays) visit and record only the pools a run names
+# (PoolOps.init_active_pools): the cost would grow with the declared members, used or not.
 INLINE_LIMIT = 64
 # Sessions spawned at one instant (`batch(n)`, `closed(n)`, `poisson(inf)` with an arrivals
 # limit): each takes about a kilobyte, so more than this cannot be held in memory.
 SESSIONS_AT_ONCE = 100_000_000
 
 
-class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
+class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
     def __init__(self, program: T.Program, trace=None, times=None):
+        Scheduler.__init__(self)
         self.p = program
         self.defer_index = False  # see ref_index
         self.index_error = None
         # what an attribute reads where no session is (machine expressions, gauges): NaN
         self.na = [math.nan] * len(program.attrs)
-        self.now = 0.0
         self.warm = program.warmup <= 0
-        self.heap = []
-        self.seq = 0
         self.ready = deque()
         self.error = None
         # counters
@@ -81,7 +76,6 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         # random streams
         seed = program.seed & M64
         self.rngs = {k: R.Rng((seed ^ x) & M64) for k, x in SEED_XOR.items()}
-        self.u_arrival = self.rngs["arrival"].random_f64
         self.ex = ExprCompiler(self)
         # statistics
         self.live_avg = TimeAvg(0.0, 0.0)
@@ -104,7 +98,6 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         self.init_steps()
         self.settle_stages = [s for s in self.stages if s.settles]
         self.init_sessions()
-        self.record, self.record_from, self.record_sync = make_record(self)
         # whether any expression but a step stage's cost reads the pre-iteration totals
         # (residents, decodes, kv_decode, kv_prefill): if none does, an iteration's plan
         # need not compute them (its cost sets them anew before it reads them)
@@ -142,11 +135,6 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         msg, s = self.index_error
         self.index_error = None
         self.fail(msg, s)
-
-    # -- events ---------------------------------------------------------------------------
-    def schedule(self, t, kind, x=None, y=None, z=None):
-        heapq.heappush(self.heap, (t, self.seq, kind, x, y, z))
-        self.seq += 1
 
     # -- the run --------------------------------------------------------------------------
     def start(self):
@@ -214,7 +202,7 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
                       f"{len(times)} (it gives arrival times, so it is the arrival process)")
         self.on_arrive = self.on_arrive_replay  # (the event loop reads it when it starts)
 
-    def on_arrive_replay(self, x, y, z):
+    def on_arrive_replay(self):
         i = self.replay_next + 1
         limit = self.limit
         if i < len(self.replay) and (limit is None or self.arrivals < limit - 1):
@@ -240,14 +228,12 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         hooks = self.hooks
         if hooks is not None:
             hooks.start()
-        make_loop(self)()  # the event loop (generated: see make_loop)
+        self.loop()
         p = self.p
         horizon = p.horizon
         limit = self.limit
-        gauges = bool(self.gauge_fns)
-        if gauges:
+        if self.gauge_fns:
             self.read_gauges()
-        self.record_sync()
         if limit is None:
             self.now = horizon
         else:
@@ -266,14 +252,74 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
             hooks.end()
         return self.now
 
+    def loop(self):
+        """The main loop (interpreter.md §3.3): pop the next event, move the clock, handle
+        the event (§3.4), settle (§4), until the heap is empty, the next event lies past the
+        horizon, or an arrivals limit is reached and every session has ended.
+
+        The gauges are read when the clock is about to move (the state the finished instant
+        left). A hook bus, when one is attached, is told of each event before it is handled
+        (what it concerns) and after the settle. The loop is ``while True`` with breaks, not
+        ``while heap:``: CPython 3.11 specializes a function's bytecode after 8 calls or 8
+        unconditional backward jumps, and a ``while cond:`` loop ends in a conditional one,
+        so a loop run once would stay unspecialized."""
+        heap = self.heap
+        horizon = self.p.horizon
+        limit = self.limit
+        limited = limit is not None
+        gauges = bool(self.gauge_fns)
+        hooks = self.hooks
+        stages = self.stages
+        settle = self.settle
+        on_arrive = self.on_arrive
+        # every arrival of a limited run may come at one instant (`poisson(inf)`)
+        instant_limit = INSTANT_EVENT_LIMIT + (limit if limited else 0)
+        same_instant = 0
+        serial = None
+        while True:
+            if not heap or (limited and self.arrivals >= limit and self.live == 0):
+                break
+            t = heap[0][0]
+            if t > horizon:
+                break
+            ev = heappop(heap)
+            if t > self.now:
+                if gauges:
+                    self.read_gauges()
+                same_instant = 0
+            else:
+                same_instant += 1
+                if same_instant > instant_limit:
+                    self.instant_fail(instant_limit)
+            self.now = t
+            self.events += 1
+            if hooks is not None:
+                serial = hooks.before(ev)
+            kind = ev[2]
+            if kind == EV_FINISH:
+                stages[ev[3]].finish(ev[4], ev[5])
+            elif kind == EV_ITER:
+                stages[ev[3]].iter_end(ev[4])
+            elif kind == EV_ARRIVE:
+                on_arrive()
+            elif kind == EV_LEASE:
+                self.on_lease_end(ev[3], ev[4], ev[5])
+            else:
+                self.on_warmup()
+            settle()
+            if hooks is not None:
+                hooks.event(ev, serial)
+
     def instant_fail(self, count=INSTANT_EVENT_LIMIT):
         self.fail(f"run: the clock cannot move past {show(self.now)}: "
                   f"{count} events happened at that instant (a "
                   f"loop of events that takes no time, such as a step stage of "
                   f"cost 0 whose hold preempts itself)")
 
-    # -- event handlers -------------------------------------------------------------------
-    def on_warmup(self, x, y, z):
+    # -- event handlers (interpreter.md §3.4; a stage's own: finish, iter_end) --------------
+    def on_warmup(self):
+        """Reset every time average at the end of the warm-up (integral 0, start and last
+        now, the value kept); the settle after records them at now, as after any event."""
         self.warm = True
         now = self.now
         self.live_avg.reset(now)
@@ -281,30 +327,12 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
             s.reset_stats(now)
         for pl in self.pools:
             pl.reset_stats(now)
-        self.record_from(now)  # the inline averages were all reset at now
 
-    def on_arrive(self, x, y, z):
+    def on_arrive(self):
         limit = self.limit
         if limit is None or self.arrivals < limit - 1:
-            arr = self.p.arrival
-            if type(arr) is T.Poisson:
-                # R.poisson_gap, inline
-                g = -_log(1.0 - self.u_arrival())
-                try:
-                    gap = g / arr.rate
-                except ZeroDivisionError:
-                    gap = R._ieee_div(g, arr.rate)  # as poisson_gap does
-            else:
-                gap = self.renewal_gap()
-            heapq.heappush(self.heap, (self.now + gap, self.seq, EV_ARRIVE, None, None, None))
-            self.seq += 1
+            self.schedule(self.now + self.next_gap(), EV_ARRIVE)
         self.spawn()
-
-    def on_finish(self, stage, job, epoch):
-        self.stages[stage].finish(job, epoch)
-
-    def on_iter_end(self, stage, epoch, z):
-        self.stages[stage].iter_end(epoch)
 
     def on_lease_end(self, sess, serial, lease_id):
         if sess.serial == serial and self.end_lease_by_id(sess, lease_id):
@@ -312,62 +340,49 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
 
     # -- settle (interpreter.md §4) ---------------------------------------------------------
     def settle(self):
-        self.settle_core()
-        self.record()
-
-    def settle_core(self):
-        """``settle`` but the statistics (the event loop records them itself)."""
+        """Settle the instant (interpreter.md §4): run the ready sessions and admit on the
+        pools until neither has anything left to do; then start the step iterations and
+        reschedule the ps stages, recompute the shared stages' rates, and record the time
+        averages."""
         ready = self.ready
-        pools = self.pools
-        execute = self.execute
-        on_demand = self.pools_on_demand
         while True:
-            while ready:
-                s = ready.popleft()
-                if s.status == 0:
-                    execute(s)
-            if on_demand:
-                self.visit_active_pools(True)
-            else:
-                for pl in pools:
-                    if pl.growers:
-                        pl.retry_growers()
-                    if pl.queue and pl.admit_via is None:
-                        pl.try_admit()
+            self.run_ready()
+            self.visit_active_pools(True)
             if not ready:
                 break
         heap = self.heap
-        now = self.now
-        pending_now = bool(heap) and heap[0][0] <= now
+        pending_now = bool(heap) and heap[0][0] <= self.now
         for st in self.settle_stages:
             st.settle(pending_now)
         if self.flows_dirty:
             self.recompute_flows()
-
-    def settle_plain(self):
-        """``settle`` of a program without pools, settling stages or flows: only the ready
-        queue and the statistics."""
-        ready = self.ready
-        if ready:
-            execute = self.execute
-            while ready:
-                s = ready.popleft()
-                if s.status == 0:
-                    execute(s)
         self.record()
 
+    def settle_plain(self):
+        """``settle`` of a program without pools, settling stages or flows: the same rule,
+        with nothing to do but the ready queue and the time averages."""
+        self.run_ready()
+        self.record()
+
+    def run_ready(self):
+        """Execute the sessions of the ready queue, in order, each until it blocks (one may
+        be in the queue twice, or no longer ready: it is skipped then)."""
+        ready = self.ready
+        execute = self.execute
+        while ready:
+            s = ready.popleft()
+            if s.status == 0:
+                execute(s)
+
     def admit_all(self):
-        if self.pools_on_demand:
-            self.visit_active_pools(False)
-            return
-        for pl in self.pools:
-            pl.retry_growers()
-            pl.try_admit()
+        """"Admit all" (§9.3): retry every pool's stalled growers and admit its queue."""
+        self.visit_active_pools(False)
 
     def visit_active_pools(self, settling):
         """The settle's (or "admit all"'s) pass over the pools, in declaration order, over
-        the active ones only (see ``PoolOps.init_active_pools``): a pool activated meanwhile
-        is visited if it comes later in that order, as it would be in the full pass."""
+        the active ones (all of them but in programs with pool arrays, see
+        ``PoolOps.init_active_pools``): a pool activated meanwhile is visited if it comes
+        later in that order, as it would be in the full pass."""
         active = self.active_pools
         i = 0
         while i < len(active):
@@ -384,16 +399,9 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
                 i = active.index(pl)
             i += 1
 
-    def record_active_pools(self, now):
-        for pl in self.active_pools:
-            pl.record(now)
-
-    def record_stages(self, now):
-        for st in self.stages:
-            st.record(now)
-
-    def record_all(self):
-        """The time averages at the end of a settle (what ``make_record`` generates)."""
+    def record(self):
+        """Record the time averages at the end of a settle (§12.1): live, every stage's,
+        every active pool's (a pool not active yet holds 0 in each: nothing to record)."""
         now = self.now
         self.live_avg.set(now, self.live)
         for st in self.stages:
@@ -415,196 +423,6 @@ class Sim(SessionOps, StageOps, FlowOps, PoolOps, StepOps):
             elif not values or not same_value(values[-1], v):
                 times.append(now)
                 values.append(v)
-
-
-def make_record(sim):
-    """Generated ``record()``, ``record_from(t)`` and ``record_sync()``: ``record()`` is
-    ``Sim.record_all`` with every ``TimeAvg.set`` of the common stage and pool kinds written
-    inline, so a settle costs one call instead of one per statistic.
-
-    Every inline average is set at every settle and reset all together at the warmup, so
-    they all have the same ``last``: the time of the previous settle (``L``, moved by
-    ``record_from`` at the warmup). ``record()`` computes ``now - L`` once for all of them,
-    the same value each ``now - last`` gives, and leaves their ``last`` fields to
-    ``record_sync()``, called when the run ends.
-    """
-    from serq.sim.pools import PoolState
-    from serq.sim.stages import Stage
-    ns = {"S": sim, "L": 0.0}
-    avgs = []
-    lines = ["def record():", "    global L", "    now = S.now", "    dt = now - L", "    L = now"]
-
-    table = ns["ITEMS"] = []  # (name, value, lines before) or a call: what make_loop inlines
-
-    def put(avg, value, pre=()):
-        if avg.last != 0.0:
-            raise AssertionError("a time average set before the run")
-        name = f"T{len(ns)}"
-        ns[name] = avg
-        avgs.append(name)
-        table.append((name, value, pre))
-        lines.extend(f"    {line}" for line in pre)
-        lines.append(f"    t = {name}; t.integral += t.value * dt; t.value = {value}")
-
-    put(sim.live_avg, "S.live")
-    if len(sim.stages) > INLINE_LIMIT:  # large arrays: one call, not code per member
-        lines.append("    S.record_stages(now)")
-        table.append("S.record_stages(now)")
-    for i, st in enumerate(sim.stages if len(sim.stages) <= INLINE_LIMIT else ()):
-        if type(st).record is Stage.record:
-            ns[f"J{i}"] = st.jobs  # never replaced
-            put(st.num_avg, "n", [f"n = len(J{i})"])
-            put(st.busy_avg, "1 if n else 0")
-        else:
-            ns[f"ST{i}"] = st
-            lines.append(f"    ST{i}.record(now)")
-            table.append(f"ST{i}.record(now)")
-    if sim.pools_on_demand:
-        lines.append("    S.record_active_pools(now)")
-        table.append("S.record_active_pools(now)")
-    for i, pl in enumerate(sim.pools if not sim.pools_on_demand else ()):
-        ns[f"P{i}"] = pl
-        if type(pl).record is PoolState.record:
-            put(pl.used_avg, f"P{i}.used")
-            put(pl.cached_avg, f"P{i}.cached")
-            put(pl.queue_avg, f"len(P{i}.queue)")
-            put(pl.holders_avg, f"len(P{i}.holders)")
-        else:
-            lines.append(f"    P{i}.record(now)")
-            table.append(f"P{i}.record(now)")
-    lines += ["def record_from(t):", "    global L", "    L = t",
-              "def record_sync():"] + [f"    {name}.last = L" for name in avgs] + ["    pass"]
-    exec(compile("\n".join(lines) + "\n", "<serq record>", "exec"), ns)
-    sim.record_ns = ns
-    return ns["record"], ns["record_from"], ns["record_sync"]
-
-
-LOOP = """
-def loop():
-    heap = S.heap
-    pop = heapq.heappop
-    horizon = S.p.horizon
-    limit = S.limit
-    limited = limit is not None
-    gauges = bool(S.gauge_fns)
-    handlers = (S.on_warmup, S.on_arrive, S.on_finish, S.on_iter_end, S.on_lease_end)
-    finishers = [getattr(st, "finish", None) for st in S.stages]
-    iter_ends = [getattr(st, "iter_end", None) for st in S.stages]
-    on_arrive = S.on_arrive
-    settle_core = S.settle_core
-    ready = S.ready
-    popleft = ready.popleft
-    execute = S.execute
-    same_instant = 0
-    # every arrival of a limited run may come at one instant (`poisson(inf)`)
-    instant_limit = INSTANT_EVENT_LIMIT + (limit if limited else 0)
-    now = S.now
-    events = S.events
-    L = NS["L"]
-{load}
-    try:
-        while True:  # not `while heap:` (see make_loop)
-            if not heap or (limited and S.arrivals >= limit and S.live == 0):
-                break
-            ev = pop(heap)
-            t = ev[0]
-            if t > horizon:
-                heapq.heappush(heap, ev)
-                break
-            if t > now:
-                if gauges:
-                    S.read_gauges()
-                same_instant = 0
-            else:
-                same_instant += 1
-                if same_instant > instant_limit:
-                    S.instant_fail(instant_limit)
-            S.now = now = t
-            events += 1
-{hook_before}
-            kind = ev[2]
-            if kind == 2:
-                finishers[ev[3]](ev[4], ev[5])
-            elif kind == 3:
-                iter_ends[ev[3]](ev[4])
-            elif kind == 1:
-                on_arrive(None, None, None)
-            else:
-                handlers[kind](ev[3], ev[4], ev[5])
-                if kind == 0:  # the warmup reset every average (not their values)
-                    L = NS["L"]
-{reload}
-{settle}
-            dt = now - L  # record(), inline, its averages in locals
-            L = now
-{record}
-{hook_after}
-    finally:
-        S.events = events
-        NS["L"] = L
-{store}
-"""
-
-# settle_plain, with the executor's common step inline
-SETTLE_PLAIN = """
-            while ready:
-                s = popleft()
-                if s.status != 0:
-                    continue
-                S.cur = s
-                frames = s.frames
-                while s.status == 0:
-                    if frames:
-                        fr = frames[-1]
-                        pc = fr[1]
-                        ops = fr[0]
-                        if pc < len(ops):
-                            fr[1] = pc + 1
-                            if ops[pc](s):
-                                break
-                            continue
-                    execute(s)  # a frame or the session ends: the executor goes on
-                    break"""
-
-
-def make_loop(sim):
-    """The event loop of ``Sim.run``, generated so that the end of each settle, its
-    ``record()``, is inline, with each inline time average's integral and value in local
-    variables while the loop runs (written back when it stops; the warmup, which resets
-    them, reloads them). Where ``settle_plain`` applies, the settle itself is inline too,
-    with the executor's common step. The same operations, in the same order, as calling
-    ``settle()`` after each event.
-
-    The loop is ``while True`` with a break, not ``while heap:``: CPython 3.11 specializes
-    a function's bytecode after 8 calls or 8 unconditional backward jumps, and a ``while
-    cond:`` loop ends in a conditional one, so a loop run once would stay unspecialized.
-    """
-    ns = sim.record_ns
-    plain = sim.settle == sim.settle_plain
-    load, reload, record, store = [], [], [], []
-    for k, item in enumerate(ns["ITEMS"]):
-        if type(item) is str:  # a record call of its own
-            record.append(f"            {item}")
-            continue
-        name, value, pre = item
-        load.append(f"    i{k} = {name}.integral; v{k} = {name}.value")
-        reload.append(f"                    i{k} = {name}.integral")
-        record += [f"            {line}" for line in pre]
-        record.append(f"            i{k} += v{k} * dt; v{k} = {value}")
-        store.append(f"        {name}.integral = i{k}; {name}.value = v{k}")
-    settle = SETTLE_PLAIN.strip("\n") if plain else "            settle_core()"
-    hooked = sim.hooks is not None  # the hook lines exist only in a hooked run's loop
-    src = LOOP.format(hook_before="            hs = HB.before(ev)" if hooked else "",
-                      hook_after="            HB.event(ev, hs)" if hooked else "",
-load="\n".join(load) or "    pass",
-                      reload="\n".join(reload) or "                    pass",
-                      settle=settle,
-                      record="\n".join(record) or "            pass",
-                      store="\n".join(store) or "        pass")
-    g = dict(ns)
-    g.update(NS=ns, heapq=heapq, INSTANT_EVENT_LIMIT=INSTANT_EVENT_LIMIT, HB=sim.hooks)
-    exec(compile(src, "<serq loop>", "exec"), g)
-    return g["loop"]
 
 
 def same_value(x, y):

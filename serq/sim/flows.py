@@ -8,8 +8,6 @@ ends first, under a global flow epoch.
 """
 from __future__ import annotations
 
-import heapq
-
 from serq.ir import types as T
 from serq.sim.stages import EV_FINISH, Stage
 
@@ -194,6 +192,4 @@ class FlowOps:
                     best = (t, jid, f)
         if best is not None:
             t, jid, f = best
-            heapq.heappush(self.heap, (t, self.seq, EV_FINISH, f.stages[0].index, jid,
-                                       self.flow_epoch))
-            self.seq += 1
+            self.schedule(t, EV_FINISH, f.stages[0].index, jid, self.flow_epoch)

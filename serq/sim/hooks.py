@@ -48,12 +48,14 @@ need (every method here does nothing), or pass any object with all these methods
 session). An exception a hook raises stops the run and propagates from ``serq.run``.
 
 Cost: with no hooks, each site is one ``is None`` test on a path that is already not the
-hottest (an iteration, an admission, an eviction, a preemption); the event loop is generated
-without the event hook at all. Nothing is allocated for the hooks when they are off.
+hottest (an iteration, an admission, an eviction, a preemption); the event loop tests it
+twice per event. Nothing is allocated for the hooks when they are off.
 """
 from __future__ import annotations
 
-EVENT_KINDS = ("warmup", "arrive", "finish", "iteration_end", "lease_end")
+from serq.sim.scheduler import EV_ARRIVE, EV_FINISH, EV_LEASE, EventKind
+
+EVENT_KINDS = tuple(k.name.lower() for k in EventKind)  # indexed by the kind's value
 
 
 class Hooks:
@@ -206,13 +208,13 @@ class HookBus:
         gone after)."""
         kind = ev[2]
         sim = self.sim
-        if kind == 1:
+        if kind == EV_ARRIVE:
             return sim.next_serial
-        if kind == 2:
+        if kind == EV_FINISH:
             st = sim.stages[ev[3]]
             j = st.jobs.get(ev[4])
             return j.owner.serial if j is not None and j.owner is not None else None
-        if kind == 4:
+        if kind == EV_LEASE:
             return ev[3].serial
         return None
 

@@ -16,6 +16,7 @@ from collections import deque
 from serq.ir import types as T
 from serq.sim import evict
 from serq.sim.fmt import display
+from serq.sim.scheduler import EV_LEASE
 from serq.sim.sessions import NO_POS
 from serq.sim.stats import TimeAvg, Welford, total_order_key as total_key
 
@@ -26,7 +27,6 @@ EPS = 1e-9
 BULK_PIECES = 64
 INF = math.inf
 NAN = math.nan
-EV_LEASE = 4
 
 
 def _pool_index(pl):

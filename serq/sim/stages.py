@@ -8,10 +8,10 @@ import heapq
 from collections import deque
 
 from serq.ir import types as T
+from serq.sim.scheduler import EV_FINISH
 from serq.sim.stats import TimeAvg, Welford
 
 READY, QUEUED, IN_STAGE = 0, 1, 2
-EV_FINISH = 2
 ALPHA = 0.01
 BETA = 1.0 - ALPHA  # the EWMA weight of the past, computed once (the same value)
 NAN = float("nan")
@@ -172,8 +172,7 @@ class FifoStage(Stage):
         sim = self.sim
         j.started = sim.now
         self.active.append(j)
-        heapq.heappush(sim.heap, (sim.now + j.work, sim.seq, EV_FINISH, self.index, j.id, None))
-        sim.seq += 1
+        sim.schedule(sim.now + j.work, EV_FINISH, self.index, j.id, None)
 
     def finish(self, jid, epoch):
         j = self.jobs.pop(jid, None)
@@ -253,9 +252,8 @@ class PsStage(Stage):
         if tags and self.rate > 0:
             tag, jid = tags[0]
             delay = (tag - self.v) / self.rate
-            heapq.heappush(sim.heap, (now + (delay if delay > 0 else 0.0), sim.seq, EV_FINISH,
-                                      self.index, jid, self.epoch))
-            sim.seq += 1
+            sim.schedule(now + (delay if delay > 0 else 0.0), EV_FINISH, self.index, jid,
+                         self.epoch)
 
     def finish(self, jid, epoch):
         if epoch != self.epoch:
@@ -288,8 +286,7 @@ class DelayStage(Stage):
     def add_job(self, owner, work, mode, growing):
         j = self.new_job(owner, work, mode, growing)
         sim = self.sim
-        heapq.heappush(sim.heap, (sim.now + work, sim.seq, EV_FINISH, self.index, j.id, None))
-        sim.seq += 1
+        sim.schedule(sim.now + work, EV_FINISH, self.index, j.id, None)
 
     def finish(self, jid, epoch):
         j = self.jobs.pop(jid, None)

@@ -4,16 +4,15 @@ iteration, growth of ``growing`` pools, the iteration's cost, and inter-token la
 """
 from __future__ import annotations
 
-import heapq
 import math
 
 from serq.ir import types as T
 from serq.sim.pools import EPS, total_key
+from serq.sim.scheduler import EV_ITER
 from serq.sim.stages import Stage
 from serq.sim.stats import LogHist, TimeAvg, Welford
 
 READY, QUEUED, IN_STAGE, GROWING = range(4)
-EV_ITER = 3
 NAN = math.nan
 U64_MAX = float(1 << 64)
 ZERO_COST_LIMIT = 100_000
@@ -513,8 +512,7 @@ class StepStage(Stage):
         if sim.warm and dec > 0:
             self.batch.add(dec)
             self.step_cost.add(cost)
-        heapq.heappush(sim.heap, (now + cost, sim.seq, EV_ITER, self.index, self.epoch, None))
-        sim.seq += 1
+        sim.schedule(now + cost, EV_ITER, self.index, self.epoch, None)
         if sim.hooks is not None:
             sim.hooks.iter_launch(self, assign, cost, sums)
 
