@@ -1,12 +1,20 @@
 # serq: `make run` (install and run the flagship example) and `make test` (install the test
 # extras and run the test suite). Both create .venv on first use and reinstall only when
-# pyproject.toml changes (stamp files in .venv).
+# pyproject.toml, setup.py or a module that the install compiles changes (stamp files in .venv):
+# the install compiles the simulator with Cython when a C compiler is there (setup.py), and a
+# compiled module older than its source is not used (serq/compiled.py).
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip --disable-pip-version-check --quiet
 SHARED ?= ../shared
+# the sources that the install compiles (serq/compiled.py lists them)
+COMPILED := $(shell $(PYTHON) serq/compiled.py)
+# 1 when a C compiler works with Python's headers: the install then compiled the engine, and
+# the tests check that it is the one in use (tests/engines)
+PYINC  := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+HAVE_CC := $(shell printf '\043include <Python.h>\n' | $${CC:-cc} -I'$(PYINC)' -x c -c -o /dev/null - >/dev/null 2>&1 && echo 1)
 
 .PHONY: run test test-slow conformance bench drt clean
 
@@ -15,7 +23,7 @@ run: $(VENV)/.installed
 	$(BIN)/serq run examples/flagship.sq
 
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q
+	SERQ_EXPECT_COMPILED=$(HAVE_CC) $(BIN)/python -m pytest -q
 
 # the long property sweeps (deselected by default)
 test-slow: $(VENV)/.installed-test
@@ -43,14 +51,17 @@ drt: $(VENV)/.installed
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
+$(VENV)/.installed: pyproject.toml setup.py $(COMPILED) | $(BIN)/python
 	$(PIP) install -e .
+	@$(BIN)/python -c "import serq.compiled as c; print('serq: engine', c.describe())"
 	@touch $@
 
-$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+$(VENV)/.installed-test: pyproject.toml setup.py $(COMPILED) | $(BIN)/python
 	$(PIP) install -e '.[test]'
+	@$(BIN)/python -c "import serq.compiled as c; print('serq: engine', c.describe())"
 	@touch $@ $(VENV)/.installed
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis serq/compiled.txt
+	find serq -name '*.so' -delete -o -name '*.c' -delete
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

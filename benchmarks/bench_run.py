@@ -1,21 +1,29 @@
-"""Events per second of `serq.run` (the interpreter), optionally against the reference.
+"""Events per second of `serq.run`, in both engines, against the reference (issue 10).
 
-    python benchmarks/bench_run.py              # programs/mm1_run.sq: M/M/1, rho 0.8, horizon 4e5
+    python benchmarks/bench_run.py              # the four programs below, both engines
     python benchmarks/bench_run.py -n 5 --program benchmarks/programs/step_kv.sq
     python benchmarks/bench_run.py --program a.sq --program b.sq --horizon 1e5
-    python benchmarks/bench_run.py --ref /tmp/refvenv/bin/python   # also time pyserq 0.1.2
+    python benchmarks/bench_run.py --modes interpreted --no-ref
 
-Each program is compiled once, then run N times (`-n`, default 3) after no warm-up run (the
-first run pays for the imports of the interpreter, so it is one of the N and usually not the
-best); only `serq.run(program)` is timed, the report built inside it included. It prints the
-events of a run (the report's `events`: popped events, stale ones included), the best and
-median times and events per second of the best run.
+The default programs are the issue's four: M/M/1 at rho 0.8 (programs/mm1_run.sq), an M/G/c
+processor-sharing network (programs/mgc_ps.sq), the vLLM-like engine under KV pressure with
+preemption (programs/step_kv.sq) and multi-turn prefix-cache sessions
+(programs/sessions_prefix.sq).
+
+Each program is timed in each engine (`--modes`, default `compiled,interpreted`): a separate
+process per engine, `SERQ_PURE=1` for the interpreted one (serq/compiled.py), which imports the
+working tree's serq, compiles the program once and runs it N times (`-n`, default 3); only
+`serq.run(program)` is timed, the report built inside it included. It prints the events of a
+run (the report's `events`: popped events, stale ones included), the best and median times and
+events per second of the best run, and which engine ran (a mode that the build does not have,
+e.g. compiled without a C compiler, says so).
 
 The reference interpreter is used when `--ref PYTHON` is given, else when the environment
 variable SERQ_REF_PYTHON names one, else /tmp/refvenv/bin/python if it exists (`--no-ref`
 turns that off). It runs the same program, compiled by pyserq from the same text with the same
 options, in a separate process (serq never imports pyserq), timed the same way; the script
-prints its events per second, the ratio, and whether both reports are the same JSON text.
+prints its events per second, the ratio of each engine to it, and whether the reports are the
+same JSON text.
 
 Not a test: run it on demand (`make bench`). Exit status 0; 1 when a program does not
 compile or run, or the reference fails.
@@ -32,7 +40,9 @@ import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
-DEFAULT_PROGRAM = HERE / "programs" / "mm1_run.sq"
+DEFAULT_PROGRAMS = [HERE / "programs" / f"{name}.sq"
+                    for name in ("mm1_run", "mgc_ps", "step_kv", "sessions_prefix")]
+MODES = ("compiled", "interpreted")
 DEFAULT_REF = "/tmp/refvenv/bin/python"
 
 # run by the reference interpreter, in its own process: argv = program path, repeat count,
@@ -54,19 +64,21 @@ print(json.dumps({"best": min(times), "median": statistics.median(times), "event
 """
 
 
-def time_serq(path: str, n: int, opts: dict):
-    sys.path.insert(0, str(ROOT))  # the working tree's serq, when it is not installed
-    import serq
-    program = serq.compile(path, **opts)
-    times, text, events = [], None, None
-    for _ in range(n):
-        t = time.perf_counter()
-        report = serq.run(program)
-        times.append(time.perf_counter() - t)
-        text, events = report.json(), report.events
-    return {"best": min(times), "median": statistics.median(times), "events": events,
-            "version": serq.__version__,
-            "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
+# run by serq in its own process, one per engine: the same as REF_SCRIPT, plus the engine
+SERQ_SCRIPT = REF_SCRIPT.replace("pyserq", "serq").replace(
+    "print(json.dumps({", "from serq import compiled\nprint(json.dumps({'engine': compiled.describe(), ")
+
+
+def time_serq(path: str, n: int, opts: dict, mode: str):
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("SERQ_PURE", None)
+    if mode == "interpreted":
+        env["SERQ_PURE"] = "1"
+    proc = subprocess.run([sys.executable, "-c", SERQ_SCRIPT, path, str(n), json.dumps(opts)],
+                          capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        raise ValueError(proc.stderr.strip().splitlines()[-1])
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def time_reference(python: str, path: str, n: int, opts: dict):
@@ -99,10 +111,13 @@ def _assignment(value: str):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description="Events per second of serq.run on a program "
-                                             "(default: M/M/1 at rho 0.8, horizon 4e5).")
+    ap = argparse.ArgumentParser(description="Events per second of serq.run on programs, in "
+                                             "both engines, against the reference.")
     ap.add_argument("--program", metavar="FILE", action="append",
-                    help=f"a .sq file (repeatable; default: {DEFAULT_PROGRAM.relative_to(ROOT)})")
+                    help="a .sq file (repeatable; default: the four of programs/: "
+                         + ", ".join(p.name for p in DEFAULT_PROGRAMS) + ")")
+    ap.add_argument("--modes", default=",".join(MODES),
+                    help="the engines to time, comma-separated (default %(default)s)")
     ap.add_argument("-n", "--repeat", type=int, default=3, help="timed runs (default %(default)s)")
     ap.add_argument("--horizon", type=float, help="replace the programs' horizon")
     ap.add_argument("--seed", type=int, help="replace the programs' seed")
@@ -115,6 +130,9 @@ def main(argv=None) -> int:
     opts = ap.parse_args(argv)
     if opts.repeat < 1:
         ap.error("-n must be at least 1")
+    modes = [m.strip() for m in opts.modes.split(",") if m.strip()]
+    if not modes or set(modes) - set(MODES):
+        ap.error(f"--modes: choose among {', '.join(MODES)}")
 
     compile_opts = {}
     if opts.sets:
@@ -125,29 +143,32 @@ def main(argv=None) -> int:
         compile_opts["seed"] = opts.seed
     ref = reference_python(opts)
     status = 0
-    for program in opts.program or [str(DEFAULT_PROGRAM)]:
+    for program in opts.program or [str(p) for p in DEFAULT_PROGRAMS]:
         path = os.path.abspath(program)
         print(f"program     {os.path.relpath(path)}"
               + (f"  {json.dumps(compile_opts)}" if compile_opts else ""))
-        try:
-            ours = time_serq(path, opts.repeat, compile_opts)
-        except ValueError as e:
-            print(f"  serq cannot run it: {e}")
-            status = 1
-            continue
-        print(f"  serq {ours['version']}    {ours['events']:>10,} events   best "
-              f"{ours['best']:8.3f} s   median {ours['median']:8.3f} s   "
-              f"{ours['events'] / ours['best']:>12,.0f} events/s   (best of {opts.repeat})")
-        if ref:
-            theirs = time_reference(ref, path, opts.repeat, compile_opts)
-            print(f"  pyserq {theirs['version']}  {theirs['events']:>10,} events   best "
+        theirs = time_reference(ref, path, opts.repeat, compile_opts) if ref else None
+        if theirs:
+            print(f"  pyserq {theirs['version']:<12} {theirs['events']:>10,} events   best "
                   f"{theirs['best']:8.3f} s   median {theirs['median']:8.3f} s   "
                   f"{theirs['events'] / theirs['best']:>12,.0f} events/s")
-            ratio = (ours["events"] / ours["best"]) / (theirs["events"] / theirs["best"])
-            print(f"  ratio       serq / pyserq = {ratio:.3f} (events per second, best runs; "
-                  f"pyserq is {1 / ratio:.1f}x faster)")
-            same = ours["sha256"] == theirs["sha256"]
-            print(f"  same report {'yes' if same else 'NO: the report JSON texts differ'}")
+        for mode in modes:
+            try:
+                ours = time_serq(path, opts.repeat, compile_opts, mode)
+            except ValueError as e:
+                print(f"  serq {mode} cannot run it: {e}")
+                status = 1
+                continue
+            rate = ours["events"] / ours["best"]
+            line = (f"  serq {mode:<14} {ours['events']:>10,} events   best {ours['best']:8.3f} s"
+                    f"   median {ours['median']:8.3f} s   {rate:>12,.0f} events/s")
+            if theirs:
+                ratio = rate / (theirs["events"] / theirs["best"])
+                same = "same report" if ours["sha256"] == theirs["sha256"] else \
+                    "REPORTS DIFFER"
+                line += f"   {ratio:6.3f}x pyserq   {same}"
+            print(line + ("" if ours["engine"] == "compiled" or mode == "interpreted"
+                          else f"   (engine: {ours['engine']})"))
     return status
 
 

@@ -14,6 +14,12 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up
 
 __version__ = "0.1.2"
 
+# The simulator runs compiled (Cython) when it was built so, from source with SERQ_PURE=1 or
+# when a compiled module is older than its source: serq/compiled.py chooses, at import.
+from serq import compiled as _compiled  # noqa: E402  (os and sys only)
+
+_compiled.install()
+
 # public name -> the module that defines it
 _EXPORTS = {
     "CompileError": "serq.errors",

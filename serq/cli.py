@@ -86,8 +86,9 @@ def _real(value: str) -> float:
 
 
 def _version() -> str:
-    from serq import IR_VERSION, __version__
-    return f"{PROG} {__version__} (IR version {IR_VERSION})"
+    """The version, and on a second line which engine runs (serq/compiled.py)."""
+    from serq import IR_VERSION, __version__, compiled
+    return f"{PROG} {__version__} (IR version {IR_VERSION})\nengine: {compiled.describe()}"
 
 
 class _Version(argparse.Action):

@@ -1,0 +1,185 @@
+"""Which engine runs: the simulator compiled by Cython, or its Python source (issue 10).
+
+The simulator (``serq/sim/*.py`` and ``serq/ir/arith.py``) is written in Cython's pure-Python
+mode: the same files run interpreted, or compiled to C extension modules that ``pip install``
+builds beside them when a C compiler is there (``setup.py``). Python's import system prefers an
+extension module to a ``.py`` file of the same name; the finder below, installed first on
+``sys.meta_path`` by ``serq/__init__.py``, overrides that choice in two cases:
+
+- ``SERQ_PURE=1`` in the environment: every module runs from its source (the interpreted
+  engine, for comparing the two modes and for debugging with Python's tools);
+- a compiled module is *stale*: its source changed after it was built (an editable install
+  leaves the extensions beside the sources, and ``git pull`` changes the sources only). The
+  build records the SHA-256 of each source in ``serq/compiled.txt``; a module whose source no
+  longer matches — or that the record does not name — runs from its source, with a one-line
+  notice on stderr saying to rebuild. A stale extension is never used silently.
+
+:func:`describe` says which engine runs, for ``serq --version`` and the benchmarks.
+This module imports nothing heavy: it is imported with ``serq`` itself.
+"""
+import os
+import sys
+
+# The modules that setup.py compiles: every module of these packages but the ones named in
+# EXCLUDED. The monitors and hooks run only when asked for, beside the run. exprs.py
+# translates expressions by recursion as deep as they nest: interpreted, Python's recursion
+# limit turns a nesting too deep into serq.deep's clear error, but calls between compiled
+# functions do not count against that limit (Cython's vectorcall skips the check), so
+# compiled it would recurse on until the C stack overflows (tests/sim/test_deep_nesting.py).
+PACKAGES = {"serq.sim": None, "serq.ir": ("arith",)}
+EXCLUDED = ("serq.sim.__init__", "serq.sim.monitors", "serq.sim.hooks", "serq.sim.exprs")
+# Cython's directives for them (pure-Python mode; the exactness tests hold both modes equal)
+DIRECTIVES = {"language_level": 3, "binding": True}
+MANIFEST = "compiled.txt"
+PURE_VARIABLE = "SERQ_PURE"
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_state = {"manifest": None, "noticed": False}
+# module name -> "compiled" or the reason it runs interpreted, as the finder decided
+chosen = {}
+
+
+def modules(root=os.path.dirname(_HERE)):
+    """The names of the modules to compile, found in the source tree under ``root``."""
+    names = []
+    for package, only in PACKAGES.items():
+        folder = os.path.join(root, *package.split("."))
+        leaves = only or sorted(f[:-3] for f in os.listdir(folder) if f.endswith(".py"))
+        names += [f"{package}.{leaf}" for leaf in leaves if f"{package}.{leaf}" not in EXCLUDED]
+    return names
+
+
+def source_hash(path):
+    """SHA-256 of a module's source (and of its ``.pxd``, when there is one, which types it)."""
+    import hashlib
+    h = hashlib.sha256()
+    for p in (path, path[:-3] + ".pxd"):
+        if os.path.exists(p):
+            with open(p, "rb") as f:
+                h.update(f.read())
+    return h.hexdigest()
+
+
+def pure_requested():
+    return os.environ.get(PURE_VARIABLE, "") not in ("", "0")
+
+
+def _manifest():
+    if _state["manifest"] is None:
+        record = {}
+        try:
+            with open(os.path.join(_HERE, MANIFEST), encoding="utf-8") as f:
+                for line in f:
+                    name, _, digest = line.strip().partition(" ")
+                    record[name] = digest
+        except OSError:
+            pass
+        _state["manifest"] = record
+    return _state["manifest"]
+
+
+def _extension(folder, leaf):
+    from importlib.machinery import EXTENSION_SUFFIXES
+    for suffix in EXTENSION_SUFFIXES:
+        path = os.path.join(folder, leaf + suffix)
+        if os.path.exists(path):
+            return path
+    return None
+
+
+def _why_interpreted(name, source):
+    """None when the compiled module beside ``source`` may be used; else why not."""
+    if pure_requested():
+        return f"{PURE_VARIABLE}=1"
+    digest = _manifest().get(name)
+    if digest is None or digest == "-":
+        return "stale: not built from this source tree"
+    if digest != source_hash(source):
+        return "stale: its source changed after it was compiled"
+    return None
+
+
+def _notice(name, reason):
+    if _state["noticed"] or reason.startswith(PURE_VARIABLE):
+        return
+    _state["noticed"] = True
+    rel = name.replace(".", "/") + ".py"
+    sys.stderr.write(f"serq: {rel} changed since the engine was compiled; running the changed "
+                     f"modules interpreted (rebuild: pip install -e . or make)\n")
+
+
+class Chooser:
+    """The meta-path finder: for a compiled module, the extension or the source (see above)."""
+
+    def find_spec(self, fullname, path, target=None):
+        package, _, leaf = fullname.rpartition(".")
+        if package not in PACKAGES or path is None:
+            return None
+        for folder in path:
+            source = os.path.join(folder, leaf + ".py")
+            if not os.path.exists(source):
+                continue
+            if _extension(folder, leaf) is None:
+                return None  # no extension: the usual finder loads the source
+            reason = _why_interpreted(fullname, source)
+            if reason is None:
+                chosen[fullname] = "compiled"
+                return None  # the usual finder loads the extension
+            chosen[fullname] = reason
+            _notice(fullname, reason)
+            from importlib.util import spec_from_file_location
+            return spec_from_file_location(fullname, source)
+        return None
+
+
+def install():
+    """Put the finder first on ``sys.meta_path`` (once)."""
+    if not any(isinstance(f, Chooser) for f in sys.meta_path):
+        sys.meta_path.insert(0, Chooser())
+
+
+def is_compiled(module):
+    """True when ``module`` (a module object) is an extension module."""
+    from importlib.machinery import EXTENSION_SUFFIXES
+    return (getattr(module, "__file__", None) or "").endswith(tuple(EXTENSION_SUFFIXES))
+
+
+def status():
+    """{module name: "compiled" or why it runs interpreted}, for every module that setup.py
+    compiles: what was chosen for the ones already imported, what would be for the others."""
+    out = {}
+    for name in modules():
+        module = sys.modules.get(name)
+        if module is not None:
+            out[name] = "compiled" if is_compiled(module) else chosen.get(name, "not compiled")
+            continue
+        package, _, leaf = name.rpartition(".")
+        folder = os.path.join(os.path.dirname(_HERE), *package.split("."))
+        if _extension(folder, leaf) is None:
+            out[name] = "not compiled"
+        else:
+            out[name] = _why_interpreted(name, os.path.join(folder, leaf + ".py")) or "compiled"
+    return out
+
+
+def describe():
+    """One line: ``compiled``, ``interpreted (why)`` or ``partly compiled (...)``."""
+    st = status()
+    compiled = [n for n, s in st.items() if s == "compiled"]
+    if len(compiled) == len(st):
+        return "compiled"
+    if not compiled:
+        reasons = sorted(set(st.values()))
+        why = reasons[0] if len(reasons) == 1 else "; ".join(reasons)
+        if why == "not compiled":
+            why = "not compiled: no C compiler or Cython when it was installed"
+        return f"interpreted ({why})"
+    rest = ", ".join(n.rpartition(".")[2] for n, s in st.items() if s != "compiled")
+    return f"partly compiled ({len(compiled)} of {len(st)} modules; interpreted: {rest})"
+
+
+if __name__ == "__main__":  # the Makefile's list of what the install compiles (its stamps)
+    root = os.path.dirname(_HERE)
+    print(" ".join(os.path.relpath(os.path.join(root, *n.split(".")) + ext, root)
+                   for n in modules() for ext in (".py", ".pxd")
+                   if os.path.exists(os.path.join(root, *n.split(".")) + ext)))

@@ -1,0 +1,196 @@
+"""The two engines (issue 10): the simulator compiled by Cython at install, and the same
+``.py`` files interpreted. ``serq/compiled.py`` chooses at import; ``setup.py`` builds.
+
+- an install with no C compiler succeeds, says so, and runs interpreted;
+- under ``make test`` on a machine with a compiler (``SERQ_EXPECT_COMPILED=1``, set by the
+  Makefile), the compiled engine is the one in use;
+- the exactness tests (the conformance corpus, the golden example reports, the DRT findings and
+  digests, the edge cases) pass in the other mode too: the suite itself runs them in one mode,
+  a subprocess here in the other, so both are byte-identical with the reference's answers;
+- the same seed gives byte-identical JSON, run after run and in both modes;
+- a compiled module older than its source is not used: a notice, and the source runs.
+"""
+import importlib
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import serq
+from serq import compiled
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+# a fifo, a ps, a step engine and a routed program (every example's report is checked against
+# the reference's in both modes by tests/test_examples.py, in EXACTNESS_TESTS)
+EXAMPLES = [ROOT / "examples" / f"{name}.sq" for name in ("mm1", "mg1_ps", "vllm_engine", "router")]
+# the tests that compare reports with the reference's recorded answers, byte for byte
+EXACTNESS_TESTS = ["tests/conformance/test_conformance.py", "tests/test_examples.py",
+                   "tests/sim/test_drt_findings.py", "tests/sim/test_sim_edges.py",
+                   "tests/sim/test_perf_exactness.py", "tests/ref/test_ref_drt_fixed.py"]
+
+
+def _compiled_available():
+    """True when every compiled module is there and current (what runs without SERQ_PURE)."""
+    env_pure = os.environ.pop(compiled.PURE_VARIABLE, None)
+    try:
+        return compiled.describe() == "compiled"
+    finally:
+        if env_pure is not None:
+            os.environ[compiled.PURE_VARIABLE] = env_pure
+
+
+def _this_mode():
+    return "interpreted" if compiled.pure_requested() or not _compiled_available() else "compiled"
+
+
+def _other_mode_env():
+    """The environment of a subprocess that runs the engine this process does not."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("SERQ_DEBUG", None)
+    if _this_mode() == "compiled":
+        env[compiled.PURE_VARIABLE] = "1"
+    else:
+        env.pop(compiled.PURE_VARIABLE, None)
+    return env
+
+
+needs_both = pytest.mark.skipif(
+    not _compiled_available(),
+    reason="no current compiled engine here (built without a C compiler, or not built): "
+           "the suite itself is the interpreted engine's test")
+
+
+def test_the_engine_is_the_one_described():
+    for name in compiled.modules():
+        importlib.import_module(name)
+    st = compiled.status()
+    assert set(st) == set(compiled.modules())
+    for name, state in st.items():
+        assert (state == "compiled") == compiled.is_compiled(sys.modules[name]), name
+    if compiled.pure_requested():
+        assert compiled.describe() == f"interpreted ({compiled.PURE_VARIABLE}=1)"
+
+
+@pytest.mark.skipif(os.environ.get("SERQ_EXPECT_COMPILED") != "1",
+                    reason="SERQ_EXPECT_COMPILED=1 is set by `make test` where a C compiler works")
+def test_make_test_with_a_compiler_uses_the_compiled_engine():
+    assert not compiled.pure_requested(), "SERQ_PURE is set under make test"
+    assert compiled.describe() == "compiled"
+    for name in compiled.modules():
+        assert compiled.is_compiled(importlib.import_module(name)), name
+    # and a run goes through it
+    report = serq.run(serq.compile(str(ROOT / "examples" / "mm1.sq")))
+    assert report.events > 0
+
+
+@needs_both
+def test_the_exactness_tests_pass_in_the_other_mode_too():
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+                        *EXACTNESS_TESTS], cwd=ROOT, env=_other_mode_env(), text=True,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=1200)
+    tail = "\n".join(p.stdout.splitlines()[-15:])
+    assert p.returncode == 0, f"the exactness tests fail in the other mode:\n{tail}"
+    assert " passed" in tail and " failed" not in tail
+
+
+REPORTS = """
+import json, sys
+import serq
+from serq import compiled
+out = {"engine": compiled.describe()}
+for path in sys.argv[1:]:
+    program = serq.compile(path)
+    out[path] = [serq.run(program).json(), serq.run(program).json()]
+print(json.dumps(out))
+"""
+
+
+def _reports(env=None):
+    p = subprocess.run([sys.executable, "-c", REPORTS, *map(str, EXAMPLES)], cwd=ROOT, env=env,
+                       text=True, capture_output=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def test_the_same_seed_gives_byte_identical_json_in_both_modes():
+    here = _reports()
+    there = _reports(_other_mode_env()) if _compiled_available() else None
+    for path in map(str, EXAMPLES):
+        assert here[path][0] == here[path][1], path  # run after run
+        if there is not None:
+            assert there[path][0] == there[path][1], path
+            assert here[path][0] == there[path][0], path  # compiled and interpreted
+    if there is not None:
+        assert {here["engine"], there["engine"]} == {"compiled", "interpreted (SERQ_PURE=1)"}
+
+
+def _copy_source(dest):
+    """The files an install reads: the package (without build products), setup and metadata."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.so", "*.c", compiled.MANIFEST)
+    shutil.copytree(ROOT / "serq", dest / "serq", ignore=ignore)
+    for name in ("setup.py", "pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, dest / name)
+
+
+def _can_build_here():
+    try:
+        import setuptools
+    except ImportError:
+        return False
+    major, minor = (int(x) for x in setuptools.__version__.split(".")[:2])
+    return (major, minor) >= (70, 1)  # builds wheels without the `wheel` package
+
+
+@pytest.mark.skipif(not _can_build_here(),
+                    reason="needs setuptools>=70.1 in the test environment (the test extra)")
+def test_an_install_without_a_c_compiler_runs_interpreted(tmp_path):
+    src, target = tmp_path / "src", tmp_path / "site"
+    _copy_source(src)
+    env = dict(os.environ, CC="false", CXX="false", PIP_NO_INDEX="1")
+    env.pop(compiled.PURE_VARIABLE, None)
+    p = subprocess.run([sys.executable, "-m", "pip", "install", "-v", "--no-deps",
+                        "--no-build-isolation", "--disable-pip-version-check", "--target",
+                        str(target), str(src)], env=env, text=True, capture_output=True,
+                       timeout=600)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    notices = [line.strip() for line in (p.stdout + p.stderr).splitlines()
+               if line.strip().startswith("serq: ")]
+    assert notices == ["serq: no working C compiler (CompileError): installing the interpreted "
+                       "engine"], notices
+    assert not list(target.glob("serq/**/*.so"))
+    run_env = dict(env, PYTHONPATH=str(target))
+    version = subprocess.run([sys.executable, "-m", "serq", "--version"], env=run_env,
+                             cwd=tmp_path, text=True, capture_output=True, timeout=120)
+    assert version.stdout.splitlines()[1] == (
+        "engine: interpreted (not compiled: no C compiler or Cython when it was installed)")
+    run = subprocess.run([sys.executable, "-m", "serq", "run", "--json",
+                          str(ROOT / "examples" / "mm1.sq")], env=run_env, cwd=tmp_path,
+                         text=True, capture_output=True, timeout=300)
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    assert run.stdout == serq.run(serq.compile(str(ROOT / "examples" / "mm1.sq"))).json() + "\n"
+
+
+@needs_both
+def test_a_stale_compiled_module_is_not_used(tmp_path):
+    """A copy of the package whose rng.py changed after the build: rng runs from its source,
+    with one notice; the other modules stay compiled."""
+    copy = tmp_path / "serq"
+    shutil.copytree(ROOT / "serq", copy, ignore=shutil.ignore_patterns("__pycache__", "*.c"))
+    with open(copy / "sim" / "rng.py", "a") as f:
+        f.write("\n# changed after the build\n")
+    code = ("import serq.sim.rng, serq.sim.stats, serq.compiled as c; "
+            "print(c.is_compiled(serq.sim.rng), c.is_compiled(serq.sim.stats)); "
+            "print(c.status()['serq.sim.rng'])")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    env.pop(compiled.PURE_VARIABLE, None)
+    p = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, text=True,
+                       capture_output=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == ["False True",
+                                     "stale: its source changed after it was compiled"]
+    assert p.stderr == ("serq: serq/sim/rng.py changed since the engine was compiled; running "
+                        "the changed modules interpreted (rebuild: pip install -e . or make)\n")
