@@ -17,6 +17,11 @@ from __future__ import annotations
 import math
 import struct
 
+try:
+    import cython
+except ImportError:  # Cython not installed: the no-op stand-in, the module runs interpreted
+    from serq import _cython_shim as cython
+
 from serq.ir.arith import div
 
 __all__ = ["Welford", "TimeAvg", "LogHist", "ChangePoints", "T_95", "BATCHES", "LOG_STEP",
@@ -41,6 +46,8 @@ _unpack_i64 = struct.Struct("<q").unpack
 # Welford
 
 
+@cython.final
+@cython.cclass
 class Welford:
     """Running count, mean and sum of squared deviations.
 
@@ -50,6 +57,9 @@ class Welford:
 
     ``mean`` reads NaN while empty (the report's ``null``); ``variance`` is ``m2 / (n - 1)``;
     ``cv2`` is ``variance / (mean * mean)``, NaN when ``n < 2`` or the mean is 0.
+
+    Compiled, its fields are C numbers (``stats.pxd``) and ``add`` a C call for typed callers
+    (issue 10); an int ``x`` converts to the same double the interpreted ``x - mean`` makes.
     """
 
     __slots__ = ("n", "_mean", "m2")
@@ -59,7 +69,8 @@ class Welford:
         self._mean = 0.0
         self.m2 = 0.0
 
-    def add(self, x):
+    @cython.ccall
+    def add(self, x: cython.double) -> cython.void:
         n = self.n + 1
         self.n = n
         d = x - self._mean
@@ -89,6 +100,8 @@ class Welford:
 # time averages
 
 
+@cython.final
+@cython.cclass
 class TimeAvg:
     """Time average of a piecewise-constant value (§12.1).
 
@@ -96,6 +109,10 @@ class TimeAvg:
     and holds ``v`` from ``t``; ``reset(t)`` zeroes the integral and sets ``start = last = t``;
     ``mean(t) = (integral + value * (t - last)) / (t - start)``, or the current value when
     ``t - start <= 0``.
+
+    Compiled, the fields are C doubles (``stats.pxd``) and ``set`` a C call for typed callers
+    (issue 10). Callers pass ints for counts (``live``, pool use): ``value * (t - last)`` turns
+    them into the same double either way, and ``mean`` returns a float in both modes.
     """
 
     __slots__ = ("value", "last", "integral", "start")
@@ -106,7 +123,8 @@ class TimeAvg:
         self.integral = 0.0
         self.start = t0
 
-    def set(self, t, v):
+    @cython.ccall
+    def set(self, t: cython.double, v: cython.double) -> cython.void:
         self.integral += self.value * (t - self.last)
         self.value = v
         self.last = t

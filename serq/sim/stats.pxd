@@ -1,0 +1,24 @@
+# C declarations of serq/sim/stats.py for the modules that call it compiled (`cimport`): the
+# accumulators' fields as C numbers and their per-event updates as C calls (issue 10). Cython
+# checks them against stats.py, which stays the definition; this file only exports them.
+
+cimport cython
+
+
+@cython.final
+cdef class Welford:
+    cdef public Py_ssize_t n
+    cdef public double _mean
+    cdef public double m2
+
+    cpdef void add(self, double x)
+
+
+@cython.final
+cdef class TimeAvg:
+    cdef public double value
+    cdef public double last
+    cdef public double integral
+    cdef public double start
+
+    cpdef void set(self, double t, double v)
