@@ -13,6 +13,11 @@ import math
 from collections import deque
 from heapq import heappop
 
+try:
+    import cython
+except ImportError:  # Cython not installed: the no-op stand-in, the module runs interpreted
+    from serq import _cython_shim as cython
+
 from serq.errors import SimulationError
 from serq.ir import types as T
 from serq.sim.fmt import display as show
@@ -24,8 +29,12 @@ from serq.sim.scheduler import (EV_ARRIVE, EV_FINISH, EV_ITER, EV_LEASE, EV_WARM
                                 Scheduler)
 from serq.sim.sessions import SessionOps
 from serq.sim.stages import StageOps, make_stage
-from serq.sim.stats import TimeAvg
 from serq.sim.step import StepOps
+
+if cython.compiled:  # the accumulator's C type: its update is a C call (stats.pxd)
+    from cython.cimports.serq.sim.stats import TimeAvg
+else:
+    from serq.sim.stats import TimeAvg
 
 SEED_XOR = {"arrival": 0, "workload": 0x9E3779B97F4A7C15, "session": 0x5851F42D4C957F2D,
             "evict": 0x2545F4914F6CDD1D, "trace": 0x6A09E667F3BCC908}
@@ -399,11 +408,13 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
                 i = active.index(pl)
             i += 1
 
+    @cython.locals(live=TimeAvg)
     def record(self):
         """Record the time averages at the end of a settle (§12.1): live, every stage's,
         every active pool's (a pool not active yet holds 0 in each: nothing to record)."""
         now = self.now
-        self.live_avg.set(now, self.live)
+        live = self.live_avg
+        live.set(now, self.live)
         for st in self.stages:
             st.record(now)
         for pl in self.active_pools:

@@ -13,12 +13,21 @@ import math
 from bisect import insort
 from collections import deque
 
+try:
+    import cython
+except ImportError:  # Cython not installed: the no-op stand-in, the module runs interpreted
+    from serq import _cython_shim as cython
+
 from serq.ir import types as T
 from serq.sim import evict
 from serq.sim.fmt import display
 from serq.sim.scheduler import EV_LEASE
 from serq.sim.sessions import NO_POS
-from serq.sim.stats import TimeAvg, Welford, total_order_key as total_key
+from serq.sim.stats import total_order_key as total_key
+if cython.compiled:  # the accumulators' C type: their updates are C calls (stats.pxd)
+    from cython.cimports.serq.sim.stats import TimeAvg, Welford
+else:
+    from serq.sim.stats import TimeAvg, Welford
 
 READY, QUEUED, IN_STAGE, GROWING, ENDED = range(5)
 HOLD_FRAME = 2
@@ -150,11 +159,16 @@ class PoolState:
         self.stuck = 0
 
     # -- statistics -------------------------------------------------------------------------
+    @cython.locals(used=TimeAvg, cached=TimeAvg, queue=TimeAvg, holders=TimeAvg)
     def record(self, now):
-        self.used_avg.set(now, self.used)
-        self.cached_avg.set(now, self.cached)
-        self.queue_avg.set(now, len(self.queue))
-        self.holders_avg.set(now, len(self.holders))
+        used = self.used_avg
+        cached = self.cached_avg
+        queue = self.queue_avg
+        holders = self.holders_avg
+        used.set(now, self.used)
+        cached.set(now, self.cached)
+        queue.set(now, len(self.queue))
+        holders.set(now, len(self.holders))
 
     def reset_stats(self, now):
         self.used_avg.reset(now)

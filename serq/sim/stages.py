@@ -7,9 +7,17 @@ from __future__ import annotations
 import heapq
 from collections import deque
 
+try:
+    import cython
+except ImportError:  # Cython not installed: the no-op stand-in, the module runs interpreted
+    from serq import _cython_shim as cython
+
 from serq.ir import types as T
 from serq.sim.scheduler import EV_FINISH
-from serq.sim.stats import TimeAvg, Welford
+if cython.compiled:  # the accumulators' C type: their updates are C calls (stats.pxd)
+    from cython.cimports.serq.sim.stats import TimeAvg, Welford
+else:
+    from serq.sim.stats import TimeAvg, Welford
 
 READY, QUEUED, IN_STAGE = 0, 1, 2
 ALPHA = 0.01
@@ -61,10 +69,13 @@ class Stage:
         self.num_avg.reset(now)
         self.busy_avg.reset(now)
 
+    @cython.locals(num=TimeAvg, busy=TimeAvg)
     def record(self, now):
         n = len(self.jobs)
-        self.num_avg.set(now, n)
-        self.busy_avg.set(now, 1 if n else 0)
+        num = self.num_avg
+        busy = self.busy_avg
+        num.set(now, n)
+        busy.set(now, 1 if n else 0)
 
     def new_job(self, owner, work, mode, growing):
         sim = self.sim
@@ -77,6 +88,7 @@ class Stage:
             owner.stage = self
         return j
 
+    @cython.locals(waits=Welford, services=Welford)
     def job_done(self, j):
         sim = self.sim
         now = sim.now
@@ -100,8 +112,10 @@ class Stage:
         self.e_n += 1
         if sim.warm:
             self.completed += 1
-            self.wait.add(wait)
-            self.service.add(service)
+            waits = self.wait
+            services = self.service
+            waits.add(wait)
+            services.add(service)
         o = j.owner
         if o is not None:  # the owner goes on
             o.status = READY

@@ -6,11 +6,21 @@ from __future__ import annotations
 
 import math
 
+try:
+    import cython
+except ImportError:  # Cython not installed: the no-op stand-in, the module runs interpreted
+    from serq import _cython_shim as cython
+
 from serq.ir import types as T
 from serq.sim.pools import EPS, total_key
 from serq.sim.scheduler import EV_ITER
 from serq.sim.stages import Stage
-from serq.sim.stats import LogHist, TimeAvg, Welford
+from serq.sim.stats import LogHist
+
+if cython.compiled:  # the accumulators' C type: their updates are C calls (stats.pxd)
+    from cython.cimports.serq.sim.stats import TimeAvg, Welford
+else:
+    from serq.sim.stats import TimeAvg, Welford
 
 READY, QUEUED, IN_STAGE, GROWING = range(4)
 NAN = math.nan
@@ -78,21 +88,26 @@ class StepStage(Stage):
             self.idle_at = None
             self.step_stats(t, 0, 0.0)
 
+    @cython.locals(pre=TimeAvg, dec=TimeAvg, mix=TimeAvg, decs=TimeAvg)
     def step_stats(self, now, decoders, prefilled):
         """The iteration-kind flags and the decode count (ints), each ``TimeAvg.set`` skipped
         for a 0 that stays 0 (its piece ``0 * dt`` is 0.0, which leaves the integral as it
         is, and a 0 value makes ``last`` irrelevant)."""
+        pre = self.prefill_avg
         v = 1 if prefilled > 0 and decoders == 0 else 0
-        if v or self.prefill_avg.value:
-            self.prefill_avg.set(now, v)
+        if v or pre.value:
+            pre.set(now, v)
+        dec = self.decode_avg
         v = 1 if decoders > 0 and prefilled == 0 else 0
-        if v or self.decode_avg.value:
-            self.decode_avg.set(now, v)
+        if v or dec.value:
+            dec.set(now, v)
+        mix = self.mixed_avg
         v = 1 if decoders > 0 and prefilled > 0 else 0
-        if v or self.mixed_avg.value:
-            self.mixed_avg.set(now, v)
-        if decoders or self.decodes_avg.value:
-            self.decodes_avg.set(now, decoders)
+        if v or mix.value:
+            mix.set(now, v)
+        decs = self.decodes_avg
+        if decoders or decs.value:
+            decs.set(now, decoders)
 
     def step_fields(self, end):
         self.flush_idle()
