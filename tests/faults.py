@@ -42,7 +42,7 @@ class Patch:
 
 
 def _evict(pl, need, cap, pick, whole=False, touch_used=False):
-    """An eviction loop like ``PoolOps.evict_lru``, with the entry chosen by ``pick``."""
+    """An ``evict lru`` loop (no keys, no spill), with the entry chosen by ``pick``."""
     entries = pl.entries
     while pl.used + pl.cached + need > cap and entries:
         ent = pick(entries)
@@ -65,21 +65,32 @@ def _newest(entries):
     return next(reversed(entries.values()))
 
 
+def _patch_lru(mp, pick, **how):
+    """``PoolOps.evict`` runs ``_evict`` on a pool that evicts LRU without spill, with its
+    entries in LRU order, and is unchanged on the others."""
+    evict = PoolOps.evict
+
+    def patched(self, pl, need, cap):
+        if pl.evict_keys is None and pl.spill is None and pl.lru_sorted:
+            _evict(pl, need, cap, pick, **how)
+        else:
+            evict(self, pl, need, cap)
+    mp.setattr(PoolOps, "evict", patched)
+
+
 def evict_newest(mp):
     """LRU eviction takes the most recently released entry."""
-    mp.setattr(PoolOps, "evict_lru", lambda self, pl, need, cap: _evict(pl, need, cap, _newest))
+    _patch_lru(mp, _newest)
 
 
 def evict_whole_entry(mp):
     """Eviction frees the whole LRU entry instead of one block at a time."""
-    mp.setattr(PoolOps, "evict_lru",
-               lambda self, pl, need, cap: _evict(pl, need, cap, _oldest, whole=True))
+    _patch_lru(mp, _oldest, whole=True)
 
 
 def eviction_frees_used(mp):
     """Eviction also takes the evicted units off ``used``."""
-    mp.setattr(PoolOps, "evict_lru",
-               lambda self, pl, need, cap: _evict(pl, need, cap, _oldest, touch_used=True))
+    _patch_lru(mp, _oldest, touch_used=True)
 
 
 def round_blocks_down(mp):

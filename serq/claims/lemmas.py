@@ -19,8 +19,8 @@ it formally to the simulator, which is why the tests check the formula on its st
 * ``kong_competitive``: the queueing bound, Prop 3.1 (M·TEL(OPT) >= prefix_total(vol)),
   TEL(OPT) >= Σ o and Σ vol >= 0 give (M − P)·TEL(SVF) <= (3M − P)·TEL(OPT).
 * ``greedy_fill``: one iteration of the step engine in admission order (serq/sim/step.py,
-  ``start_iteration_fcfs``) gives each resident in turn min(want, budget left): for every
-  n <= 10 and any wants and budget >= 0 it is work-conserving (Σ tokens = min(budget,
+  ``start_iteration`` without serve keys) gives each resident in turn min(want, budget
+  left): for every n <= 10 and any wants and budget >= 0 it is work-conserving (Σ tokens = min(budget,
   Σ wants)), FIFO (a resident short of its want leaves nothing to those after it) and
   never above a want.
 """

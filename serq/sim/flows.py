@@ -9,9 +9,7 @@ ends first, under a global flow epoch.
 from __future__ import annotations
 
 from serq.ir import types as T
-from serq.sim.stages import EV_FINISH, Job, Stage
-
-READY = 0
+from serq.sim.stages import EV_FINISH, Stage
 
 
 class Flow:
@@ -101,19 +99,14 @@ class FlowOps:
         self.advance_flows()
         idxs = [first] + [i for i in others]
         stages = [self.stages[i] for i in idxs]
-        jid = self.next_job
-        self.next_job += 1
-        j = Job(jid, owner, work, "Plain", None, self.now)
+        j = stages[0].new_job(owner, work, "Plain", None)  # the owner waits in the first
+        jid = j.id
         f = Flow(j, stages, work)
         self.flows[jid] = f
         for st in stages:
             st.jobs[jid] = j
             st.flows[jid] = f
             self.flows_touched.add(st.index)
-        if owner is not None:
-            owner.status = 2
-            owner.job = j
-            owner.stage = stages[0]
         self.flows_dirty = True
 
     def end_flow(self, jid):
@@ -134,14 +127,11 @@ class FlowOps:
         f = self.end_flow(jid)
         j = f.job
         owner = j.owner
-        j.owner = None
-        for st in f.stages:
+        j.owner = None  # the stages before the last: their statistics only
+        for st in f.stages[:-1]:
             st.job_done(j)
-        if owner is not None:
-            owner.status = READY
-            owner.job = None
-            owner.stage = None
-            self.ready.append(owner)
+        j.owner = owner  # the last one's job_done also sends the owner on
+        f.stages[-1].job_done(j)
 
     def recompute_flows(self):
         self.advance_flows()

@@ -10,7 +10,6 @@ from the same statement, at the front of the queue.
 from __future__ import annotations
 
 import math
-import struct
 from bisect import insort
 from collections import deque
 
@@ -19,7 +18,7 @@ from serq.sim import evict
 from serq.sim.fmt import display
 from serq.sim.scheduler import EV_LEASE
 from serq.sim.sessions import NO_POS
-from serq.sim.stats import TimeAvg, Welford
+from serq.sim.stats import TimeAvg, Welford, total_order_key as total_key
 
 READY, QUEUED, IN_STAGE, GROWING, ENDED = range(5)
 HOLD_FRAME = 2
@@ -28,18 +27,10 @@ EPS = 1e-9
 BULK_PIECES = 64
 INF = math.inf
 NAN = math.nan
-_pack = struct.Struct("<d").pack
-_unpack = struct.Struct("<q").unpack
 
 
 def _pool_index(pl):
     return pl.index
-
-
-def total_key(x):
-    """An integer ordering floats as IEEE's total order does (-0 < +0, NaN last)."""
-    b = _unpack(_pack(x))[0]
-    return b ^ 0x7FFFFFFFFFFFFFFF if b < 0 else b
 
 
 class Entry:
@@ -736,112 +727,95 @@ class PoolOps:
         if hooks is not None:
             before = hooks.evict_begin(pl)
         try:
-            if pl.evict_keys is None and pl.spill is None and pl.lru_sorted:
-                self.evict_lru(pl, need, cap)
-            else:
-                self.evict_general(pl, need, cap)
+            self.evict(pl, need, cap)
         except evict.NoProgress as e:
             self.eviction_fail(pl, str(e))
         if hooks is not None:
             hooks.evict_end(pl, need, before)
 
-    def evict_general(self, pl, need, cap):
-        """``make_room``'s loop: the least entry by the pool's eviction key (``evict by``
-        keys, else LRU), one piece at a time, each piece spilled where the pool spills."""
+    def evict(self, pl, need, cap):
+        """``make_room``'s loop (§10): the least entry by the pool's eviction key (``evict by``
+        keys, else LRU), one piece at a time, each piece spilled where the pool spills.
+
+        Without keys or spill, the least entry stays the least until it is gone (nothing
+        else changes the entries meanwhile), so its pieces are taken in a row, and where they
+        are many, all at once (serq.sim.evict)."""
         prev = self.cur
+        entries = pl.entries
+        block = pl.block
         keys = pl.evict_keys
+        spill = pl.spill
+        same = keys is None and spill is None  # the least entry stays the least while it lasts
+        first = same and pl.lru_sorted  # ... and it is the first in ``entries``
         # Only the entries present now are candidates: with spill tiers that spill back into
         # this pool, pieces evicted from here could otherwise come back for ever (the reference
         # stops when the entries it started with are gone, even over its cap).
-        cands = set(pl.entries.values()) if pl.spill is not None else None
-        count = 0  # pieces so far (see evict.PIECES_LIMIT)
-        while pl.used + pl.cached + need > cap and pl.entries:
-            if cands is not None:
-                pool = [e for e in pl.entries.values() if e in cands]
-                if not pool:
-                    break
-            else:
-                pool = pl.entries.values()
-            if keys is None:
-                if pl.lru_sorted and cands is None:
-                    ent = next(iter(pl.entries.values()))
-                else:
-                    ent = min(pool, key=lambda e: (e.last, e.seq))
-            else:
-                best = None
-                ent = None
-                for e in pool:
-                    a = self.entry_context(pl, e, e.size)
-                    k = [total_key(f(a)) for f in keys]
-                    k.append(e.seq)
-                    if best is None or k < best:
-                        best = k
-                        ent = e
-            block = pl.block
-            if keys is None and pl.spill is None and block is not None \
-                    and ent.size > block * BULK_PIECES:
-                # LRU: the same entry until it is gone or there is room, so all at once
+        cands = set(entries.values()) if spill is not None else None
+        count = 0  # pieces so far (see evict.PIECES_LIMIT; below)
+        while pl.used + pl.cached + need > cap and entries:
+            ent = next(iter(entries.values())) if first else self.least_entry(pl, cands)
+            if ent is None:
+                break
+            if same and block is not None and ent.size > block * BULK_PIECES:
                 ent.size, pl.cached, pl.evicted_units, gone = evict.entry(
                     ent.size, block, pl.cached, pl.evicted_units, pl.used, need, cap, EPS)
                 if gone:
-                    del pl.entries[ent.key]
+                    del entries[ent.key]
                     pl.evicted_entries += 1
                 continue
-            piece = block if block is not None else ent.size
-            if piece > ent.size:
-                piece = ent.size
-            if ent.size - piece == ent.size and pl.cached - piece == pl.cached:
-                raise evict.NoProgress(evict.no_progress(piece, ent.size, pl.cached))
-            ent.size -= piece
-            if ent.size <= EPS:
-                del pl.entries[ent.key]
-                pl.evicted_entries += 1
-            pl.cached -= piece
-            pl.evicted_units += piece
-            if pl.spill is not None:
-                self.spill(pl, ent, piece)
-            count += 1
-            if count >= evict.PIECES_LIMIT:
-                raise evict.NoProgress(evict.too_many(piece))
-        self.cur = prev
-
-    def evict_lru(self, pl, need, cap):
-        """``make_room``'s loop for ``evict lru`` without spill while the entries are in LRU
-        order: the same pieces, in the same order, with the totals in locals."""
-        entries = pl.entries
-        block = pl.block
-        used = pl.used
-        cached = pl.cached
-        units = pl.evicted_units
-        gone = 0
-        while used + cached + need > cap and entries:
-            ent = next(iter(entries.values()))
             size = ent.size
-            if block is not None and size > block * BULK_PIECES:  # many pieces: per entry
-                size, cached, units, gone_now = evict.entry(
-                    size, block, cached, units, used, need, cap, EPS)
-                if gone_now:
-                    del entries[ent.key]
-                    gone += 1
-                ent.size = size
-                continue
-            while True:  # its pieces, while it lasts and room is still short
+            cached = pl.cached
+            units = pl.evicted_units
+            used = pl.used
+            while True:  # its pieces, while it is the least, it lasts and room is short
                 piece = block if block is not None else size
                 if piece > size:
                     piece = size
                 size -= piece
                 cached -= piece
                 units += piece
-                if size <= EPS:
-                    del entries[ent.key]
-                    gone += 1
+                if size <= EPS or not same or not used + cached + need > cap:
                     break
-                if not used + cached + need > cap:
-                    break
+            if size == ent.size and cached == pl.cached:  # (one piece: the others can't)
+                raise evict.NoProgress(evict.no_progress(piece, size, cached))
             ent.size = size
-        pl.cached = cached
-        pl.evicted_units = units
-        pl.evicted_entries += gone
+            pl.cached = cached
+            pl.evicted_units = units
+            if size <= EPS:
+                del entries[ent.key]
+                pl.evicted_entries += 1
+            if spill is not None:
+                self.spill(pl, ent, piece)
+            # (a count of entries taken where they are taken in a row, each of at most
+            # BULK_PIECES pieces: the loop ends with them)
+            count += 1
+            if count >= evict.PIECES_LIMIT:
+                raise evict.NoProgress(evict.too_many(piece))
+        self.cur = prev
+
+    def least_entry(self, pl, cands):
+        """The entry ``evict`` takes from next: the least by the ``evict by`` keys, then the
+        release number; else by (release time, release number). Only the entries in
+        ``cands`` where it is given; None when none of them is left."""
+        if cands is not None:
+            pool = [e for e in pl.entries.values() if e in cands]
+            if not pool:
+                return None
+        else:
+            pool = pl.entries.values()
+        keys = pl.evict_keys
+        if keys is None:  # (``evict`` takes the first entry itself while they are in order)
+            return min(pool, key=lambda e: (e.last, e.seq))
+        best = None
+        ent = None
+        for e in pool:
+            a = self.entry_context(pl, e, e.size)
+            k = [total_key(f(a)) for f in keys]
+            k.append(e.seq)
+            if best is None or k < best:
+                best = k
+                ent = e
+        return ent
 
     def eviction_fail(self, pl, why):
         d = pl.decl

@@ -100,21 +100,10 @@ class Stage:
         self.e_n += 1
         if sim.warm:
             self.completed += 1
-            # Welford.add, inline, for the wait and the service
-            w = self.wait
-            n = w.n + 1
-            w.n = n
-            d = wait - w._mean
-            w._mean += d / n
-            w.m2 += d * (wait - w._mean)
-            w = self.service
-            n = w.n + 1
-            w.n = n
-            d = service - w._mean
-            w._mean += d / n
-            w.m2 += d * (service - w._mean)
+            self.wait.add(wait)
+            self.service.add(service)
         o = j.owner
-        if o is not None:
+        if o is not None:  # the owner goes on
             o.status = READY
             o.job = None
             o.stage = None
@@ -124,6 +113,10 @@ class Stage:
         if self.e_gaps == 0 or not self.e_gap > 0:
             return 0.0
         return 1.0 / self.e_gap
+
+    def est_rho(self):
+        """The estimated load, capped below 1 (§13: ``est_rho``, and ``price``'s rho)."""
+        return min(self.est_lambda() * self.e_service, 0.99)
 
     def row(self, end, span):
         """The report row of this stage (interpreter.md §12.3)."""
@@ -163,33 +156,23 @@ class FifoStage(Stage):
         self.active = []
 
     def add_job(self, owner, work, mode, growing):
-        sim = self.sim
-        now = sim.now
-        j = Job(sim.next_job, owner, work, mode, growing, now)  # new_job, inline
-        sim.next_job += 1
-        self.jobs[j.id] = j
-        if owner is not None:
-            owner.status = IN_STAGE
-            owner.job = j
-            owner.stage = self
-        if not self.queue and len(self.active) < self.servers:
-            # what fill() would do with the job alone in the queue
-            self.active.append(j)
-            sim.schedule(now + work, EV_FINISH, self.index, j.id, None)
-        else:
+        j = self.new_job(owner, work, mode, growing)
+        if self.queue or len(self.active) >= self.servers:
             self.queue.append(j)
-            if len(self.active) < self.servers:
-                self.fill()
+        else:  # the queue stays empty while a server is free (see fill)
+            self.start(j)
 
     def fill(self):
-        sim = self.sim
         q = self.queue
-        active = self.active
-        while len(active) < self.servers and q:
-            j = q.popleft()
-            j.started = sim.now
-            active.append(j)
-            sim.schedule(sim.now + j.work, EV_FINISH, self.index, j.id, None)
+        while q and len(self.active) < self.servers:
+            self.start(q.popleft())
+
+    def start(self, j):
+        """A server takes job ``j``; it finishes after its work."""
+        sim = self.sim
+        j.started = sim.now
+        self.active.append(j)
+        sim.schedule(sim.now + j.work, EV_FINISH, self.index, j.id, None)
 
     def finish(self, jid, epoch):
         j = self.jobs.pop(jid, None)
@@ -352,8 +335,7 @@ class StageOps:
         return self.stages[i].est_lambda()
 
     def fn_est_rho(self, i):
-        st = self.stages[i]
-        return min(st.est_lambda() * st.e_service, 0.99)
+        return self.stages[i].est_rho()
 
     def fn_est_wait(self, i):
         return self.stages[i].e_wait
@@ -361,7 +343,7 @@ class StageOps:
     def fn_price(self, i, s_h, ds):
         st = self.stages[i]
         lam = st.est_lambda()
-        rho = min(lam * st.e_service, 0.99)
+        rho = st.est_rho()
         w = st.e_wait
         s_m = s_h + ds
         return ds + lam * (s_m * s_m - s_h * s_h) / (2.0 * (1.0 - rho)) + lam * w * ds / (1.0 - rho)

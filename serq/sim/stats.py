@@ -152,84 +152,31 @@ class LogHist:
         self._zero = None  # [count, min, max] of the x <= 0 bucket
 
     def add(self, x):
-        self.count += 1
-        self.sum += x
-        if x > 0:
-            k = math.floor(math.log(x) / LOG_STEP)
-            b = self._buckets.get(k)
-            if b is None:
-                self._buckets[k] = [1, x, x]
-                return
-        else:
-            b = self._zero
-            if b is None:
-                self._zero = [1, x, x]
-                return
-        b[0] += 1
-        if x < b[1]:
-            b[1] = x
-        if x > b[2]:
-            b[2] = x
+        self.add_repeat(x, 1)
 
     def add_repeat(self, x, k):
         """``add(x)`` ``k`` times (the sum still added one by one)."""
-        if not x > 0:
-            for _ in range(k):
-                self.add(x)
-            return
         self.count += k
         total = self.sum
         for _ in range(k):
             total += x
         self.sum = total
-        kb = math.floor(math.log(x) / LOG_STEP)
-        b = self._buckets.get(kb)
-        if b is None:
-            self._buckets[kb] = [k, x, x]
-            return
+        if x > 0:
+            kb = math.floor(math.log(x) / LOG_STEP)
+            b = self._buckets.get(kb)
+            if b is None:
+                self._buckets[kb] = [k, x, x]
+                return
+        else:
+            b = self._zero
+            if b is None:
+                self._zero = [k, x, x]
+                return
         b[0] += k
         if x < b[1]:
             b[1] = x
         if x > b[2]:
             b[2] = x
-
-    def extend(self, xs):
-        """``add`` each of ``xs`` in order (the sum added one by one, as ``add`` does); a
-        value equal to the previous one goes straight to the same bucket (an iteration's
-        tokens mostly share one latency)."""
-        buckets = self._buckets
-        log = math.log
-        n = self.count
-        total = self.sum
-        px = None  # the previous positive value, whose bucket is b
-        b = None
-        for x in xs:
-            if x == px:
-                n += 1
-                total += x
-                b[0] += 1
-            elif x > 0:
-                n += 1
-                total += x
-                k = math.floor(log(x) / LOG_STEP)
-                b = buckets.get(k)
-                if b is None:
-                    b = buckets[k] = [1, x, x]
-                else:
-                    b[0] += 1
-                    if x < b[1]:
-                        b[1] = x
-                    if x > b[2]:
-                        b[2] = x
-                px = x
-            else:
-                self.count = n
-                self.sum = total
-                self.add(x)
-                n = self.count
-                total = self.sum
-        self.count = n
-        self.sum = total
 
     @property
     def mean(self):

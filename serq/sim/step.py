@@ -79,32 +79,20 @@ class StepStage(Stage):
             self.step_stats(t, 0, 0.0)
 
     def step_stats(self, now, decoders, prefilled):
-        """The iteration-kind flags and the decode count (ints): ``TimeAvg.set``, inline,
-        skipped for a 0 that stays 0 (its piece ``0 * dt`` is 0.0, which leaves the integral
-        as it is, and a 0 value makes ``last`` irrelevant)."""
+        """The iteration-kind flags and the decode count (ints), each ``TimeAvg.set`` skipped
+        for a 0 that stays 0 (its piece ``0 * dt`` is 0.0, which leaves the integral as it
+        is, and a 0 value makes ``last`` irrelevant)."""
         v = 1 if prefilled > 0 and decoders == 0 else 0
-        t = self.prefill_avg
-        if v or t.value:
-            t.integral += t.value * (now - t.last)
-            t.value = v
-            t.last = now
+        if v or self.prefill_avg.value:
+            self.prefill_avg.set(now, v)
         v = 1 if decoders > 0 and prefilled == 0 else 0
-        t = self.decode_avg
-        if v or t.value:
-            t.integral += t.value * (now - t.last)
-            t.value = v
-            t.last = now
+        if v or self.decode_avg.value:
+            self.decode_avg.set(now, v)
         v = 1 if decoders > 0 and prefilled > 0 else 0
-        t = self.mixed_avg
-        if v or t.value:
-            t.integral += t.value * (now - t.last)
-            t.value = v
-            t.last = now
-        t = self.decodes_avg
-        if decoders or t.value:
-            t.integral += t.value * (now - t.last)
-            t.value = decoders
-            t.last = now
+        if v or self.mixed_avg.value:
+            self.mixed_avg.set(now, v)
+        if decoders or self.decodes_avg.value:
+            self.decodes_avg.set(now, decoders)
 
     def step_fields(self, end):
         self.flush_idle()
@@ -172,11 +160,11 @@ class StepStage(Stage):
 
     def job_units(self, j):
         """Units the job's owner holds in the memory pool (its cached entries, read anew)."""
-        kv = j.kv
-        if kv is None:
-            kv = self.job_kv(j)
+        e = j.kv1
+        if e is not None:  # one entry: its allocation is the sum (never -0.0)
+            return e.alloc
         h = 0.0
-        for e in kv:
+        for e in self.job_kv(j):
             h += e.alloc
         return h
 
@@ -192,22 +180,29 @@ class StepStage(Stage):
         """Set the pre-iteration context: residents, decoders, kv_decode, kv_prefill."""
         sim = self.sim
         res = self.residents
+        dec, kvb, kvp = self.kv_split(res)
+        sim.ctx.nres = float(len(res))
+        sim.ctx.ndec = float(dec)
+        sim.ctx.kvb = kvb
+        sim.ctx.kvp = kvp
+        return (sim.ctx.nres, sim.ctx.ndec, kvb, kvp)
+
+    def kv_split(self, jobs):
+        """``decodes, kv_decode, kv_prefill`` of ``jobs``: how many decode, and the units
+        their owners hold in the memory pool, summed over the decodes and over the others
+        (§8.2), in the jobs' order."""
         dec = 0
         kvb = 0.0
         kvp = 0.0
         units = self.job_units
-        for j in res:
+        for j in jobs:
             h = units(j)
             if j.decode:
                 dec += 1
                 kvb += h
             else:
                 kvp += h
-        sim.ctx.nres = float(len(res))
-        sim.ctx.ndec = float(dec)
-        sim.ctx.kvb = kvb
-        sim.ctx.kvp = kvp
-        return (sim.ctx.nres, sim.ctx.ndec, kvb, kvp)
+        return dec, kvb, kvp
 
     def set_totals(self, t):
         sim = self.sim
@@ -267,81 +262,169 @@ class StepStage(Stage):
             self.start_iteration()
 
     def start_iteration(self):
-        if self.serve_keys is None and not self.exclusive:
-            return self.start_iteration_fcfs()
+        """Plan and start an iteration (§8.3, §8.5): serve the residents in the serving order
+        (§8.4), each its want within the budget left (under ``exclusive prefill``: one
+        prefill alone, or the decodes), growing their ``growing`` holds, then admit a waiting
+        hold where budget is left, and serve again.
+
+        The order is taken anew after each job visited (the serve keys may read what a
+        growth changed). Without keys it is the residents list itself, so one pass over it
+        serves the batch; when a growth changed the list (``rver``: a preemption, a spill
+        job) or an admission added to it, the pass starts again, skipping the jobs already
+        visited. The first pass of that case needs no record of them (they are the ones
+        before it in the list); when it is cut short, they are marked (``Job.mark``), and so
+        is each job a later pass visits. With keys every job visited is marked."""
         sim = self.sim
-        totals, budget, chunk = self.plan()
+        keys = self.serve_keys
+        keyed = keys is not None
+        exclusive = self.exclusive
+        only = self.only_fn
+        totals, budget, chunk = self.plan(totals=keyed or only is not None)
         if sim.hooks is not None:
             sim.hooks.iter_begin(self, budget, chunk)
-        only = self.only_filter(totals) if self.only_fn is not None else None
+        if only is not None:
+            only = self.only_filter(totals)
+        # under exclusive prefill, decodes wait while a prefill is resident
+        resident_prefill = exclusive and any(not j.decode for j in self.residents)
         left = budget
         assign = []
-        served = set()
-        exclusive = self.exclusive
-        resident_prefill = exclusive and any(not j.decode for j in self.residents)
-        pre0 = sim.total_preemptions()
+        self.mark += 1
+        mark = self.mark
+        pre0 = sim.n_preemptions
         attn = 0.0
-        while True:
-            order = self.order(totals)
-            j = None
-            for x in order:
-                if x.id not in served and (only is None or only(x)):
-                    j = x
+        res = self.residents
+        # the totals of the cost, summed as jobs are given tokens; valid unless a job was
+        # preempted, a hold admitted or a prefill served alone meanwhile (then
+        # ``assignment_totals`` sums again)
+        admitted = False
+        ntok = 0.0
+        dec = 0
+        npre = 0.0
+        kvb = 0.0
+        kvp = 0.0
+        full = False
+        append = assign.append
+        check = keyed  # whether the marks tell the visited jobs
+        while not full:
+            ver = self.rver
+            visited = False
+            for j in self.order(totals):  # without keys: the residents list itself
+                if visited and keyed:
+                    break  # the order anew
+                if check:
+                    if j.mark == mark:
+                        continue
+                    j.mark = mark
+                if only is not None and not only(j):
+                    continue
+                visited = True
+                dge = j.dge
+                if dge is not None and left >= 1.0 and j.work >= 1.0:
+                    # the common decode: one token, no growth needed; what the general
+                    # steps below do in that case (see where dge is set)
+                    e, o, e1 = dge
+                    if o.status != GROWING and not e.pos + 1.0 - e.alloc > EPS:
+                        e.pos += 1.0
+                        append([j, 1.0])
+                        ntok += 1.0
+                        dec += 1
+                        kvb += e1.alloc
+                        left -= 1.0
+                        if left <= 0:
+                            full = True
+                            break
+                        continue
+                decode = j.decode
+                want = self.wants(j, chunk)
+                if exclusive and resident_prefill and decode:
+                    tokens = 0.0
+                else:
+                    cap = budget if exclusive and not decode else left
+                    tokens = want if (want <= cap or cap != cap) else cap  # f64::min
+                if not tokens > 0:
+                    continue
+                # ge: j.gent, (hold, entry, owner) of a growing job with an owner
+                ge = j.gent
+                if ge is None and j.growing is not None and j.owner is not None:
+                    if j.owner.status == GROWING:
+                        continue
+                    ge = j.gent = self.growing_entry(j.owner, j.growing)
+                if ge is not None:
+                    h, e, o = ge
+                    if o.status == GROWING:
+                        continue
+                    need = e.pos + tokens - e.alloc
+                    if need > EPS:
+                        if not check:
+                            seen = res[:res.index(j) + 1]  # this pass's jobs so far
+                        grown = sim.grow(o, j.growing, need, j)
+                        if self.rver != ver:  # the list changed under the pass
+                            if not check:
+                                for x in seen:
+                                    x.mark = mark
+                                check = True
+                            if grown:
+                                ver = -1  # serve this job, then start again
+                            else:
+                                break  # start again
+                        if not grown:
+                            continue
+                    if not decode:
+                        attn += tokens * (e.pos + tokens / 2.0)
+                    if not exclusive:  # (exclusive: once the batch is final, below)
+                        e.pos += tokens
+                        h.grown = True
+                elif not decode:
+                    attn += tokens * tokens / 2.0
+                if exclusive and not decode:  # a prefill alone
+                    assign.clear()
+                    left = budget
+                append([j, tokens])
+                ntok += tokens
+                hk = self.job_units(j)
+                if decode:
+                    dec += 1
+                    kvb += hk
+                    if ge is not None and j.kv1 is not None and not exclusive:
+                        # a growing decode with one KV entry, its hold now marked grown
+                        # (for good): later tokens take the fast path above
+                        j.dge = (ge[1], ge[2], j.kv1)
+                else:
+                    npre += tokens
+                    kvp += hk
+                left -= tokens
+                if left <= 0 or (exclusive and not decode):
+                    full = True
                     break
-            if j is None:
-                preempted = sim.total_preemptions() > pre0
-                if left > 0 and not preempted and self.admit_bound(
-                        budget if exclusive else left):
-                    continue
+                if ver < 0:
+                    break
+            else:  # every resident visited: admit a waiting hold, if one fits
+                if left > 0 and not sim.n_preemptions > pre0:
+                    seen = None if check else res[:]
+                    if self.admit_bound(budget if exclusive else left):
+                        if seen is not None:
+                            for x in seen:
+                                x.mark = mark
+                            check = True
+                        admitted = True
+                        continue
                 break
-            served.add(j.id)
-            want = self.wants(j, chunk)
-            if exclusive and resident_prefill and j.decode:
-                tokens = 0.0
-            else:
-                cap = budget if (exclusive and not j.decode) else left
-                tokens = want if (want <= cap or cap != cap) else cap  # f64::min
-            if not tokens > 0:
-                continue
-            o = j.owner
-            if j.growing is not None and o is not None:
-                if o.status == GROWING:
-                    continue
-                h = sim.innermost(o, j.growing)
-                if h is None:
-                    name = sim.p.pools[j.growing].name
-                    sim.fail(f"`growing {name}` outside a hold of it", o, f"growing {name}")
-                e = h.entry(j.growing)
-                need = e.pos + tokens - e.alloc
-                if need > EPS and not sim.grow(o, j.growing, need, j):
-                    continue
-                if not j.decode:
-                    attn += tokens * (e.pos + tokens / 2.0)
-                if not exclusive:
-                    e.pos += tokens
-                    h.grown = True
-            elif not j.decode:
-                attn += tokens * tokens / 2.0
-            if exclusive and not j.decode:
-                assign = []
-                left = budget
-            assign.append([j, tokens])
-            left -= tokens
-            if left <= 0 or (exclusive and not j.decode):
-                break
-        jobs = self.jobs
-        if exclusive:
+        if exclusive:  # the batch is final: advance its growing holds
+            jobs = self.jobs
             assign = [a for a in assign if a[0].id in jobs]
             for j, tokens in assign:
-                o = j.owner
-                if j.growing is not None and o is not None:
-                    h = sim.innermost(o, j.growing)
-                    h.entry(j.growing).pos += tokens
-                    h.grown = True
-        preempted = sim.total_preemptions() > pre0
+                ge = j.gent
+                if ge is not None:
+                    ge[1].pos += tokens
+                    ge[0].grown = True
+        preempted = sim.n_preemptions > pre0
         if not assign and not preempted:
             return
-        self.launch(assign, attn, self.assignment_totals(assign), chunk)
+        if preempted or admitted or exclusive:
+            sums = self.assignment_totals(assign)
+        else:
+            sums = (ntok, dec, npre, kvb, kvp)
+        self.launch(assign, attn, sums, chunk)
 
     def assignment_totals(self, assign):
         """``tokens, decodes, prefill tokens, kv_decode, kv_prefill`` of the final assignment;
@@ -357,20 +440,12 @@ class StepStage(Stage):
                          f"given tokens in the same iteration (the reference panics here)",
                          o, "step iteration")
         ntok = 0.0
-        dec = 0
         npre = 0.0
-        kvb = 0.0
-        kvp = 0.0
-        units = self.job_units
         for j, tokens in assign:
             ntok += tokens
-            h = units(j)
-            if j.decode:
-                dec += 1
-                kvb += h
-            else:
+            if not j.decode:
                 npre += tokens
-                kvp += h
+        dec, kvb, kvp = self.kv_split([j for j, _ in assign])
         return ntok, dec, npre, kvb, kvp
 
     def only_filter(self, totals):
@@ -441,152 +516,6 @@ class StepStage(Stage):
         if sim.hooks is not None:
             sim.hooks.iter_launch(self, assign, cost, sums)
 
-    def start_iteration_fcfs(self):
-        """``start_iteration`` without serve keys or exclusive prefill: the serving order is
-        the residents list itself, so one pass over it serves the batch; when a growth
-        changed the list (``rver``: a preemption, a spill job) or an admission added to it,
-        the pass starts again, skipping the jobs already served, as the general loop would
-        (it rescans the whole order for each job served). The first pass needs no record
-        of them (they are the ones before it in the list); when it is cut short, they are
-        marked (``Job.mark``), and so is each job a later pass serves."""
-        sim = self.sim
-        only = self.only_fn
-        totals, budget, chunk = self.plan(totals=only is not None)
-        if sim.hooks is not None:
-            sim.hooks.iter_begin(self, budget, chunk)
-        if only is not None:
-            only = self.only_filter(totals)
-        left = budget
-        assign = []
-        self.mark += 1
-        mark = self.mark
-        pre0 = sim.n_preemptions
-        attn = 0.0
-        res = self.residents
-        # the totals of the cost, summed as jobs are given tokens; valid unless a job was
-        # preempted or a hold admitted meanwhile (then ``assignment_totals`` sums again)
-        admitted = False
-        ntok = 0.0
-        dec = 0
-        npre = 0.0
-        kvb = 0.0
-        kvp = 0.0
-        full = False
-        append = assign.append
-        check = False  # whether the marks tell the served jobs (after a pass was cut short)
-        while not full:
-            ver = self.rver
-            for j in res:
-                if check:
-                    if j.mark == mark:
-                        continue
-                    j.mark = mark
-                if only is not None and not only(j):
-                    continue
-                dge = j.dge
-                if dge is not None and left >= 1.0 and j.work >= 1.0:
-                    # the common decode: one token, no growth needed; what the general
-                    # steps below do in that case (see where dge is set)
-                    e, o, e1 = dge
-                    if o.status != GROWING and not e.pos + 1.0 - e.alloc > EPS:
-                        e.pos += 1.0
-                        append([j, 1.0])
-                        ntok += 1.0
-                        dec += 1
-                        kvb += e1.alloc
-                        left -= 1.0
-                        if left <= 0:
-                            full = True
-                            break
-                        continue
-                ge = j.gent
-                w = j.work
-                decode = j.decode
-                if decode:
-                    want = 1.0 if w >= 1.0 else w
-                elif chunk > 0:
-                    want = chunk if chunk < w else w
-                else:
-                    want = w
-                tokens = want if (want <= left or left != left) else left  # f64::min
-                if not tokens > 0:
-                    continue
-                # ge: j.gent, (hold, entry, owner) of a growing job with an owner
-                if ge is None and j.growing is not None and j.owner is not None:
-                    if j.owner.status == GROWING:
-                        continue
-                    ge = j.gent = self.growing_entry(j.owner, j.growing)
-                if ge is not None:
-                    h, e, o = ge
-                    if o.status == GROWING:
-                        continue
-                    need = e.pos + tokens - e.alloc
-                    if need > EPS:
-                        if not check:
-                            seen = res[:res.index(j) + 1]  # this pass's jobs so far
-                        grown = sim.grow(o, j.growing, need, j)
-                        if self.rver != ver:  # the list changed under the pass
-                            if not check:
-                                for x in seen:
-                                    x.mark = mark
-                                check = True
-                            if grown:
-                                ver = -1  # serve this job, then start again
-                            else:
-                                break  # start again
-                        if not grown:
-                            continue
-                    if not decode:
-                        attn += tokens * (e.pos + tokens / 2.0)
-                    e.pos += tokens
-                    h.grown = True
-                elif not decode:
-                    attn += tokens * tokens / 2.0
-                append([j, tokens])
-                ntok += tokens
-                e = j.kv1
-                if e is not None:  # one entry: its allocation is the sum (never -0.0)
-                    hk = e.alloc
-                else:
-                    hk = 0.0
-                    for e in self.job_kv(j):
-                        hk += e.alloc
-                if decode:
-                    dec += 1
-                    kvb += hk
-                    if ge is not None and j.kv1 is not None:
-                        # a growing decode with one KV entry, its hold now marked grown
-                        # (for good): later tokens take the fast path above
-                        j.dge = (ge[1], ge[2], j.kv1)
-                else:
-                    npre += tokens
-                    kvp += hk
-                left -= tokens
-                if left <= 0:
-                    full = True
-                    break
-                if ver < 0:
-                    break
-            else:  # every resident served: admit a waiting hold, if one fits
-                if left > 0 and not sim.n_preemptions > pre0:
-                    seen = None if check else res[:]
-                    if self.admit_bound(left):
-                        if seen is not None:
-                            for x in seen:
-                                x.mark = mark
-                            check = True
-                        admitted = True
-                        continue
-                break
-        preempted = sim.n_preemptions > pre0
-        if not assign and not preempted:
-            return
-        if preempted or admitted:
-            sums = self.assignment_totals(assign)
-        else:
-            sums = (ntok, dec, npre, kvb, kvp)
-        self.launch(assign, attn, sums, chunk)
-
     def growing_entry(self, o, g):
         """The hold and entry a ``growing`` job advances (fixed while the job is resident)."""
         sim = self.sim
@@ -633,10 +562,9 @@ class StepStage(Stage):
         self.idle_at = now  # step_stats(now, 0, 0.0), pending (see flush_idle)
         jobs = self.jobs
         done = []
-        # Each job's work, then its token (inline ``token``): a token reads nothing another
-        # job's work update writes, so one pass does both in the reference's order.
+        # Each job's work, then its token: a token reads nothing another job's work update
+        # writes, so one pass does both in the reference's order.
         warm = sim.warm
-        slot_turn = sim.p.slot_turn
         # the latencies go to the histogram in runs of equal values (px, nrep): most tokens
         # of an iteration follow the previous iteration's
         add_repeat = self.itl.add_repeat
@@ -652,72 +580,28 @@ class StepStage(Stage):
                 done.append(j)
             last = j.tok
             if last is not None:
-                # a decode whose owner's token state is settled (see below): only the time
-                # of its last token moves
-                if warm:
-                    x = now - last[1]
-                    if x == px:
-                        nrep += 1
-                    else:
-                        if nrep:
-                            add_repeat(px, nrep)
-                        px = x
-                        nrep = 1
+                # what ``token`` does for a decode whose owner's token record is settled:
+                # only the time of its last token moves
+                x = now - last[1]
                 last[1] = now
+            elif (j.decode or fin) and j.owner is not None:
+                x = self.token(j.owner, j.decode)
+                if j.decode:
+                    # The record is now [turn, now, self, True, False]: it stays so while j is
+                    # resident (the turn changes only as the session runs; a preemption that
+                    # sets [4] removes j), so later tokens of j take the path above.
+                    j.tok = j.owner.last_token
+            else:
                 continue
-            decode = j.decode
-            s = j.owner
-            if decode and s is not None:
-                last = s.last_token
-                if last is not None and last[0] == s.attrs[slot_turn]:
-                    # the common token: a decode after a token of the same turn
-                    if warm:
-                        x = now - last[1]
-                        if x == px:
-                            nrep += 1
-                        else:
-                            if nrep:
-                                add_repeat(px, nrep)
-                            px = x
-                            nrep = 1
-                    last[1] = now
-                    if last[2] is not self:
-                        last[2] = self
-                    if not last[3]:
-                        last[3] = True
-                    if last[4]:
-                        last[4] = False
-                    # Now [turn, _, self, True, False]: it stays so while j is resident (the
-                    # turn changes only as the session runs; a preemption that sets [4]
-                    # removes j), so later tokens of j take the path above.
-                    j.tok = last
-                    continue
-            if (decode or fin) and s is not None:
-                turn = s.attrs[slot_turn]
-                last = s.last_token
-                if last is not None and last[0] != turn:
-                    last = None
-                decoded = last[3] if last is not None else False
-                if last is not None and (decode or decoded or (last[4] and last[2] is self)) \
-                        and warm:
-                    x = now - last[1]
-                    if x == px:
-                        nrep += 1
-                    else:
-                        if nrep:
-                            add_repeat(px, nrep)
-                        px = x
-                        nrep = 1
-                if last is None:
-                    s.last_token = [turn, now, self, decoded or decode, False]
-                else:  # the same values as a new list (nothing else refers to it)
-                    last[1] = now
-                    if last[2] is not self:
-                        last[2] = self
-                    if decode and not decoded:
-                        last[3] = True
-                    if last[4]:
-                        last[4] = False
+            if x is None or not warm:
+                continue
+            if x == px:
+                nrep += 1
+            else:
+                if nrep:
+                    add_repeat(px, nrep)
+                px = x
+                nrep = 1
         if nrep:
             add_repeat(px, nrep)
         if done:
@@ -731,17 +615,23 @@ class StepStage(Stage):
             sim.hooks.iter_end(self, done)
 
     def token(self, s, decode):
-        """Inter-token latency (§8.7)."""
-        sim = self.sim
-        now = sim.now
-        turn = s.attrs[sim.p.slot_turn]
+        """Session ``s`` has a token now (a decode's, or a prefill's last): its inter-token
+        latency (§8.7), or None where it has none; ``s.last_token`` becomes ``[turn, now,
+        self, decoded, False]`` (``decoded``: a decode token in this turn so far), the list
+        kept (a job's ``tok`` may refer to it)."""
+        now = self.sim.now
+        turn = s.attrs[self.sim.p.slot_turn]
         last = s.last_token
-        if last is not None and last[0] != turn:
-            last = None
-        decoded = last[3] if last is not None else False
-        if last is not None and (decode or decoded or (last[4] and last[2] is self)) and sim.warm:
-            self.itl.add(now - last[1])
-        s.last_token = [turn, now, self, decoded or decode, False]
+        if last is None or last[0] != turn:
+            s.last_token = [turn, now, self, decode, False]
+            return None
+        decoded = last[3]
+        x = now - last[1] if decode or decoded or (last[4] and last[2] is self) else None
+        last[1] = now
+        last[2] = self
+        last[3] = decoded or decode
+        last[4] = False
+        return x
 
 
 def sim_time(sim):
