@@ -76,6 +76,7 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         # random streams
         seed = program.seed & M64
         self.rngs = {k: R.Rng((seed ^ x) & M64) for k, x in SEED_XOR.items()}
+        self.arrival_rng = self.rngs["arrival"]
         self.ex = ExprCompiler(self)
         # statistics
         self.live_avg = TimeAvg(0.0, 0.0)
@@ -103,7 +104,7 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         # need not compute them (its cost sets them anew before it reads them)
         self.totals_read = bool(self.ex.ctx_used & {"Nres", "Ndec", "Kvb", "Kvp"})
         if not self.pools and not self.settle_stages and not self.shared_stage_set():
-            self.settle = self.settle_plain
+            self.settle_state = self.run_ready  # the same rule, with nothing else to do
 
     # -- errors ---------------------------------------------------------------------------
     def fail(self, message, session=None, what=None):
@@ -217,12 +218,6 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
                       f"the gap expression gave {show(g)} at time {show(self.now)}")
         return g
 
-    def next_gap(self):
-        arr = self.p.arrival
-        if type(arr) is T.Poisson:
-            return R.poisson_gap(self.rngs["arrival"], arr.rate)
-        return self.renewal_gap()
-
     def run(self):
         self.start()
         hooks = self.hooks
@@ -270,7 +265,8 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         gauges = bool(self.gauge_fns)
         hooks = self.hooks
         stages = self.stages
-        settle = self.settle
+        settle_state = self.settle_state
+        record = self.record
         on_arrive = self.on_arrive
         # every arrival of a limited run may come at one instant (`poisson(inf)`)
         instant_limit = INSTANT_EVENT_LIMIT + (limit if limited else 0)
@@ -306,7 +302,8 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
                 self.on_lease_end(ev[3], ev[4], ev[5])
             else:
                 self.on_warmup()
-            settle()
+            settle_state()
+            record()
             if hooks is not None:
                 hooks.event(ev, serial)
 
@@ -331,7 +328,12 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
     def on_arrive(self):
         limit = self.limit
         if limit is None or self.arrivals < limit - 1:
-            self.schedule(self.now + self.next_gap(), EV_ARRIVE)
+            arr = self.p.arrival
+            if type(arr) is T.Poisson:
+                gap = R.poisson_gap(self.arrival_rng, arr.rate)
+            else:
+                gap = self.renewal_gap()
+            self.schedule(self.now + gap, EV_ARRIVE)
         self.spawn()
 
     def on_lease_end(self, sess, serial, lease_id):
@@ -340,10 +342,15 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
 
     # -- settle (interpreter.md §4) ---------------------------------------------------------
     def settle(self):
-        """Settle the instant (interpreter.md §4): run the ready sessions and admit on the
+        """Settle the instant (interpreter.md §4) and record the time averages."""
+        self.settle_state()
+        self.record()
+
+    def settle_state(self):
+        """The state's part of the settle (§4): run the ready sessions and admit on the
         pools until neither has anything left to do; then start the step iterations and
-        reschedule the ps stages, recompute the shared stages' rates, and record the time
-        averages."""
+        reschedule the ps stages, and recompute the shared stages' rates. A program without
+        pools, settling stages or flows has only the first part: ``run_ready``."""
         ready = self.ready
         while True:
             self.run_ready()
@@ -356,13 +363,6 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
             st.settle(pending_now)
         if self.flows_dirty:
             self.recompute_flows()
-        self.record()
-
-    def settle_plain(self):
-        """``settle`` of a program without pools, settling stages or flows: the same rule,
-        with nothing to do but the ready queue and the time averages."""
-        self.run_ready()
-        self.record()
 
     def run_ready(self):
         """Execute the sessions of the ready queue, in order, each until it blocks (one may
