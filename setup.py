@@ -15,6 +15,8 @@ is not used (an editable install leaves the extensions beside the sources; see
 import os
 import sys
 
+from importlib.machinery import EXTENSION_SUFFIXES
+
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
@@ -119,6 +121,12 @@ class BuildCompiled(build_ext):
         folders = [os.path.dirname(self._manifest)]
         if self._to_source:
             folders.append(os.path.join(HERE, "serq"))
+        if self._to_source:  # extensions of modules no longer compiled: not left beside them
+            for name in compiled.EXCLUDED:
+                leaf = os.path.join(HERE, *name.split("."))
+                for suffix in EXTENSION_SUFFIXES:
+                    if os.path.exists(leaf + suffix):
+                        os.remove(leaf + suffix)
         for folder in folders:
             os.makedirs(folder, exist_ok=True)
             with open(os.path.join(folder, compiled.MANIFEST), "w") as f:

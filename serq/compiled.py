@@ -21,11 +21,14 @@ import os
 import sys
 
 # The modules that setup.py compiles: every module of these packages but the ones named in
-# EXCLUDED. The monitors and hooks run only when asked for, beside the run. exprs.py
-# translates expressions by recursion as deep as they nest: interpreted, Python's recursion
-# limit turns a nesting too deep into serq.deep's clear error, but calls between compiled
-# functions do not count against that limit (Cython's vectorcall skips the check), so
-# compiled it would recurse on until the C stack overflows (tests/sim/test_deep_nesting.py).
+# EXCLUDED. The monitors and hooks run only when asked for, beside the run.
+# exprs.py stays interpreted for now: compiled code never runs CPython's evaluation loop, the
+# only place where a pending signal (Ctrl-C) or serq.deep's interrupt of its worker thread is
+# acted on; with exprs compiled too, a whole run of M/M/1 is C and ignores Ctrl-C
+# (tests/test_deep.py). The event loop must check for them before exprs can be compiled.
+# Note also: calls between compiled functions do not count against Python's recursion limit
+# (Cython's vectorcall skips the check), so a compiled module must not recurse as deep as the
+# program nests (tests/sim/test_deep_nesting.py runs in both modes).
 PACKAGES = {"serq.sim": None, "serq.ir": ("arith",)}
 EXCLUDED = ("serq.sim.__init__", "serq.sim.monitors", "serq.sim.hooks", "serq.sim.exprs")
 # Cython's directives for them (pure-Python mode; the exactness tests hold both modes equal)
@@ -89,6 +92,8 @@ def _extension(folder, leaf):
 
 def _why_interpreted(name, source):
     """None when the compiled module beside ``source`` may be used; else why not."""
+    if name in EXCLUDED:
+        return "not compiled"  # an extension left by an older build: ignored, no notice
     if pure_requested():
         return f"{PURE_VARIABLE}=1"
     digest = _manifest().get(name)
@@ -100,7 +105,7 @@ def _why_interpreted(name, source):
 
 
 def _notice(name, reason):
-    if _state["noticed"] or reason.startswith(PURE_VARIABLE):
+    if _state["noticed"] or not reason.startswith("stale"):
         return
     _state["noticed"] = True
     rel = name.replace(".", "/") + ".py"
