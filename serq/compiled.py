@@ -52,14 +52,36 @@ def modules(root=os.path.dirname(_HERE)):
     return names
 
 
+_CIMPORT = "from cython.cimports."
+
+
+def _cimported(line):
+    """``serq.sim.stats`` from ``from cython.cimports.serq.sim.stats import TimeAvg``."""
+    return line.split()[1][len("cython.cimports."):]
+
+
 def source_hash(path):
-    """SHA-256 of a module's source (and of its ``.pxd``, when there is one, which types it)."""
+    """SHA-256 of a module's source (and of its ``.pxd``, when there is one, which types it),
+    and of the sources of the serq modules it cimports (``from cython.cimports.serq...``): a
+    compiled module uses the C types of those, so it is stale when one of them changed (the
+    changed one runs interpreted, and its types are no longer there to import)."""
     import hashlib
     h = hashlib.sha256()
-    for p in (path, path[:-3] + ".pxd"):
-        if os.path.exists(p):
-            with open(p, "rb") as f:
-                h.update(f.read())
+    root = os.path.dirname(_HERE)
+    todo, seen = [path], set()
+    while todo:
+        p = todo.pop(0)
+        if p in seen:
+            continue
+        seen.add(p)
+        for q in (p, p[:-3] + ".pxd"):
+            if os.path.exists(q):
+                with open(q, "rb") as f:
+                    data = f.read()
+                h.update(data)
+                todo += [os.path.join(root, *_cimported(line).split(".")) + ".py"
+                         for line in data.decode("utf-8").splitlines()
+                         if line.strip().startswith(_CIMPORT + "serq.")]
     return h.hexdigest()
 
 

@@ -194,3 +194,26 @@ def test_a_stale_compiled_module_is_not_used(tmp_path):
                                      "stale: its source changed after it was compiled"]
     assert p.stderr == ("serq: serq/sim/rng.py changed since the engine was compiled; running "
                         "the changed modules interpreted (rebuild: pip install -e . or make)\n")
+
+
+@needs_both
+def test_a_module_whose_cimported_types_changed_is_stale_too(tmp_path):
+    """stages.py uses stats.py's C types (cimport of stats.pxd): when stats.py changed after
+    the build, stats runs from its source and so do the modules that cimport it (a compiled
+    stages would find no C type to import); the others stay compiled and a run still works."""
+    copy = tmp_path / "serq"
+    shutil.copytree(ROOT / "serq", copy, ignore=shutil.ignore_patterns("__pycache__", "*.c"))
+    with open(copy / "sim" / "stats.py", "a") as f:
+        f.write("\n# changed after the build\n")
+    code = ("import serq, serq.sim.engine, serq.compiled as c; "
+            "st = c.status(); "
+            "print(st['serq.sim.stats'] == st['serq.sim.stages'] == st['serq.sim.engine'], "
+            "st['serq.sim.rng']); "
+            f"print(serq.run(serq.compile({str(ROOT / 'benchmarks' / 'programs' / 'mm1_run.sq')!r}, "
+            "horizon=2000.0)).events > 0)")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    env.pop(compiled.PURE_VARIABLE, None)
+    p = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, text=True,
+                       capture_output=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == ["True compiled", "True"]
