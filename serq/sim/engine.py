@@ -43,9 +43,6 @@ M64 = (1 << 64) - 1
 # Guards where the reference hangs: that many events at one instant, or that many passes
 # of one loop body at one instant, mean the clock can never move again.
 INSTANT_EVENT_LIMIT = 1_000_000
-# Programs with more pools than this (arrays) visit and record only the pools a run names
-# (PoolOps.init_active_pools): the cost would grow with the declared members, used or not.
-INLINE_LIMIT = 64
 # Sessions spawned at one instant (`batch(n)`, `closed(n)`, `poisson(inf)` with an arrivals
 # limit): each takes about a kilobyte, so more than this cannot be held in memory.
 SESSIONS_AT_ONCE = 100_000_000

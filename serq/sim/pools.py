@@ -34,6 +34,9 @@ HOLD_FRAME = 2
 EPS = 1e-9
 # an entry of more blocks than this is evicted in one step (serq.sim.evict), not piece by piece
 BULK_PIECES = 64
+# Programs with more pools than this (arrays) visit and record only the pools a run names
+# (PoolOps.init_active_pools): the cost would grow with the declared members, used or not.
+ON_DEMAND_POOLS = 64
 INF = math.inf
 NAN = math.nan
 
@@ -296,8 +299,7 @@ class PoolOps:
         nothing. Where the program declares many (arrays: ``pool p[10000]``), only the pools
         a run names are visited (``activate_pool``), so the run's cost and memory grow with
         what it uses; otherwise every pool is, from the start."""
-        from serq.sim.engine import INLINE_LIMIT
-        self.pools_on_demand = len(self.pools) > INLINE_LIMIT
+        self.pools_on_demand = len(self.pools) > ON_DEMAND_POOLS
         if not self.pools_on_demand:
             for pl in self.pools:
                 pl.active = True

@@ -1,7 +1,7 @@
-"""Pools visited on demand (PoolOps.init_active_pools) and stage records without generated code
-per member: what programs with large arrays get (more than engine.INLINE_LIMIT pools or
-stages). With the limit at 0 every program takes that path, and the conformance corpus' run
-and oracle families (reports bit for bit as pyserq 0.1.2 writes them) must still pass.
+"""Pools visited on demand (PoolOps.init_active_pools): what programs with large pool arrays
+get (more than pools.ON_DEMAND_POOLS pools). With the limit at 0 every program takes that
+path, and the conformance corpus' run and oracle families (reports bit for bit as pyserq 0.1.2
+writes them) must still pass.
 Large arrays themselves: the report of five pool families of 10,000 against pyserq 0.1.2's
 (tests/golden/sim_edges/pool_families.sq)."""
 import importlib.util
@@ -11,7 +11,7 @@ import pathlib
 import pytest
 
 import serq
-from serq.sim import engine
+from serq.sim import pools
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SHARED = pathlib.Path(os.environ.get("SERQ_SHARED", ROOT.parent / "shared")).resolve()
@@ -36,7 +36,7 @@ def test_the_corpus_is_there():
 
 @pytest.mark.parametrize("cid,fn,module", CASES, ids=[c[0] for c in CASES])
 def test_corpus_case_with_every_pool_on_demand(cid, fn, module, monkeypatch):
-    monkeypatch.setattr(engine, "INLINE_LIMIT", 0)
+    monkeypatch.setattr(pools, "ON_DEMAND_POOLS", 0)
     try:
         fn()
     except module.Failure as failure:
