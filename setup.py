@@ -62,9 +62,14 @@ class BuildCompiled(build_ext):
         if reason is None:
             reason = self._check_compiler()
         if reason is None:
-            if self.compiler.compiler_type == "unix":  # no debug info: a third of the time
+            if self.compiler.compiler_type == "unix":
+                # -g0: no debug info (a third of the build time). -ffp-contract=off: the
+                # compiler must not fuse `a * b + c` into one rounding (an FMA), which gcc
+                # does by default where the target has one (aarch64, -march=native): every
+                # product and sum is rounded as CPython rounds it, or reports would differ
                 for ext in self.extensions:
-                    ext.extra_compile_args = [*ext.extra_compile_args, "-g0"]
+                    ext.extra_compile_args = [*ext.extra_compile_args, "-g0",
+                                              "-ffp-contract=off"]
             super().build_extensions()
             built = {ext.name: getattr(ext, "_serq_ok", False) for ext in self.extensions}
         failed = sorted(name for name, ok in built.items() if not ok)
@@ -86,6 +91,8 @@ class BuildCompiled(build_ext):
             compiler_directives=compiled.DIRECTIVES)
         for ext, c in zip(self.extensions, translated):  # keep setuptools' Extension objects
             ext.sources = c.sources
+            # and what a module's `# distutils:` header asks for (rng.py's compile flags)
+            ext.extra_compile_args = [*ext.extra_compile_args, *c.extra_compile_args]
         return None
 
     def _check_compiler(self):
