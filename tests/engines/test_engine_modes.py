@@ -174,21 +174,27 @@ def test_an_install_without_a_c_compiler_runs_interpreted(tmp_path):
     assert run.stdout == serq.run(serq.compile(str(ROOT / "examples" / "mm1.sq"))).json() + "\n"
 
 
+def run_in_a_copy_changed_after_the_build(tmp_path, module, code):
+    """Run ``code`` in a copy of the built package (its extensions and build record) whose
+    ``serq/sim/<module>`` changed after the build, compiled engine allowed."""
+    copy = tmp_path / "serq"
+    shutil.copytree(ROOT / "serq", copy, ignore=shutil.ignore_patterns("__pycache__", "*.c"))
+    with open(copy / "sim" / module, "a") as f:
+        f.write("\n# changed after the build\n")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    env.pop(compiled.PURE_VARIABLE, None)
+    return subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, text=True,
+                          capture_output=True, timeout=120)
+
+
 @needs_both
 def test_a_stale_compiled_module_is_not_used(tmp_path):
     """A copy of the package whose rng.py changed after the build: rng runs from its source,
     with one notice; the other modules stay compiled."""
-    copy = tmp_path / "serq"
-    shutil.copytree(ROOT / "serq", copy, ignore=shutil.ignore_patterns("__pycache__", "*.c"))
-    with open(copy / "sim" / "rng.py", "a") as f:
-        f.write("\n# changed after the build\n")
     code = ("import serq.sim.rng, serq.sim.stats, serq.compiled as c; "
             "print(c.is_compiled(serq.sim.rng), c.is_compiled(serq.sim.stats)); "
             "print(c.status()['serq.sim.rng'])")
-    env = dict(os.environ, PYTHONPATH=str(tmp_path))
-    env.pop(compiled.PURE_VARIABLE, None)
-    p = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, text=True,
-                       capture_output=True, timeout=120)
+    p = run_in_a_copy_changed_after_the_build(tmp_path, "rng.py", code)
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines() == ["False True",
                                      "stale: its source changed after it was compiled"]
@@ -201,19 +207,12 @@ def test_a_module_whose_cimported_types_changed_is_stale_too(tmp_path):
     """stages.py uses stats.py's C types (cimport of stats.pxd): when stats.py changed after
     the build, stats runs from its source and so do the modules that cimport it (a compiled
     stages would find no C type to import); the others stay compiled and a run still works."""
-    copy = tmp_path / "serq"
-    shutil.copytree(ROOT / "serq", copy, ignore=shutil.ignore_patterns("__pycache__", "*.c"))
-    with open(copy / "sim" / "stats.py", "a") as f:
-        f.write("\n# changed after the build\n")
     code = ("import serq, serq.sim.engine, serq.compiled as c; "
             "st = c.status(); "
             "print(st['serq.sim.stats'] == st['serq.sim.stages'] == st['serq.sim.engine'], "
             "st['serq.sim.rng']); "
             f"print(serq.run(serq.compile({str(ROOT / 'benchmarks' / 'programs' / 'mm1_run.sq')!r}, "
             "horizon=2000.0)).events > 0)")
-    env = dict(os.environ, PYTHONPATH=str(tmp_path))
-    env.pop(compiled.PURE_VARIABLE, None)
-    p = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, text=True,
-                       capture_output=True, timeout=120)
+    p = run_in_a_copy_changed_after_the_build(tmp_path, "stats.py", code)
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines() == ["True compiled", "True"]
