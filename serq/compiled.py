@@ -21,16 +21,17 @@ import os
 import sys
 
 # The modules that setup.py compiles: every module of these packages but the ones named in
-# EXCLUDED. The monitors and hooks run only when asked for, beside the run.
-# exprs.py stays interpreted for now: compiled code never runs CPython's evaluation loop, the
-# only place where a pending signal (Ctrl-C) or serq.deep's interrupt of its worker thread is
-# acted on; with exprs compiled too, a whole run of M/M/1 is C and ignores Ctrl-C
-# (tests/test_deep.py). The event loop must check for them before exprs can be compiled.
+# EXCLUDED. The monitors and hooks run only when asked for, beside the run. interrupts.py
+# must stay interpreted: compiled code never runs CPython's evaluation loop, the only place
+# where a pending signal (Ctrl-C) or serq.deep's interrupt of its worker thread is acted on,
+# and a run compiled from end to end reaches it only by calling interrupts.poll(), which the
+# event loop does every few hundred events (tests/test_cli_io.py, tests/sim/test_interrupts.py).
 # Note also: calls between compiled functions do not count against Python's recursion limit
 # (Cython's vectorcall skips the check), so a compiled module must not recurse as deep as the
 # program nests (tests/sim/test_deep_nesting.py runs in both modes).
 PACKAGES = {"serq.sim": None, "serq.ir": ("arith",)}
-EXCLUDED = ("serq.sim.__init__", "serq.sim.monitors", "serq.sim.hooks", "serq.sim.exprs")
+EXCLUDED = ("serq.sim.__init__", "serq.sim.monitors", "serq.sim.hooks",
+            "serq.sim.interrupts")
 # Cython's directives for them (pure-Python mode; the exactness tests hold both modes equal)
 DIRECTIVES = {"language_level": 3, "binding": True}
 MANIFEST = "compiled.txt"

@@ -24,6 +24,7 @@ from serq.sim.fmt import display as show
 from serq.sim import rng as R
 from serq.sim.exprs import Context, ExprCompiler
 from serq.sim.flows import FlowOps
+from serq.sim.interrupts import POLL_EVENTS, poll
 from serq.sim.pools import PoolOps, PoolState
 from serq.sim.scheduler import (EV_ARRIVE, EV_FINISH, EV_ITER, EV_LEASE, EV_WARMUP,
                                 Scheduler)
@@ -263,7 +264,11 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         (what it concerns) and after the settle. The loop is ``while True`` with breaks, not
         ``while heap:``: CPython 3.11 specializes a function's bytecode after 8 calls or 8
         unconditional backward jumps, and a ``while cond:`` loop ends in a conditional one,
-        so a loop run once would stay unspecialized."""
+        so a loop run once would stay unspecialized.
+
+        Every ``POLL_EVENTS`` events it calls ``interrupts.poll``, which stays interpreted:
+        compiled, the loop would otherwise never let CPython act on Ctrl-C, on ``serq.deep``'s
+        interrupt of its worker thread, or on another thread's wait for the GIL."""
         heap = self.heap
         horizon = self.p.horizon
         limit = self.limit
@@ -278,6 +283,7 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         instant_limit = INSTANT_EVENT_LIMIT + (limit if limited else 0)
         same_instant = 0
         serial = None
+        countdown = POLL_EVENTS
         while True:
             if not heap or (limited and self.arrivals >= limit and self.live == 0):
                 break
@@ -295,6 +301,10 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
                     self.instant_fail(instant_limit)
             self.now = t
             self.events += 1
+            countdown -= 1
+            if countdown == 0:
+                countdown = POLL_EVENTS
+                poll()
             if hooks is not None:
                 serial = hooks.before(ev)
             kind = ev[2]
