@@ -32,9 +32,15 @@ from serq.sim.sessions import SessionOps
 from serq.sim.stages import StageOps, make_stage
 from serq.sim.step import StepOps
 
-if cython.compiled:  # the accumulator's C type: its update is a C call (stats.pxd)
+# Compiled, the C types: the clock (the methods typed `self=Scheduler` read it as a C
+# field), the accumulator's update and the arrival gap as C calls (scheduler.pxd, stats.pxd,
+# rng.pxd)
+if cython.compiled:
+    from cython.cimports.serq.sim.rng import poisson_gap
+    from cython.cimports.serq.sim.scheduler import Scheduler
     from cython.cimports.serq.sim.stats import TimeAvg
 else:
+    from serq.sim.rng import poisson_gap
     from serq.sim.stats import TimeAvg
 
 SEED_XOR = {"arrival": 0, "workload": 0x9E3779B97F4A7C15, "session": 0x5851F42D4C957F2D,
@@ -71,7 +77,6 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         self.arrivals = 0
         self.ended = 0
         self.turns = 0
-        self.events = 0
         self.limit = program.arrivals
         self.cur = None  # the session whose expressions are being evaluated
         self.ctx = Context()  # the context variables the moments set (see exprs.Context)
@@ -148,7 +153,7 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
     def start(self):
         p = self.p
         if p.warmup > 0:
-            self.schedule(p.warmup, EV_WARMUP)
+            self.schedule(float(p.warmup), EV_WARMUP)  # a time, a float (Scheduler)
         arr = p.arrival
         t = type(arr)
         if self.replay is not None:
@@ -237,10 +242,10 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         if self.gauge_fns:
             self.read_gauges()
         if limit is None:
-            self.now = horizon
+            self.now = float(horizon)
         else:
             if self.arrivals < limit or self.live > 0:
-                self.now = horizon  # where these two errors are noticed
+                self.now = float(horizon)  # where these two errors are noticed
             if self.arrivals < limit:
                 self.fail(f"run: horizon {show(horizon)} reached before requested arrivals: "
                           f"got {self.arrivals}, requested {limit}")
@@ -254,6 +259,9 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
             hooks.end()
         return self.now
 
+    @cython.locals(self=Scheduler, heap=list, horizon=cython.double, t=cython.double,
+                   ev=tuple, kind=cython.long, stages=list, limited=cython.bint,
+                   gauges=cython.bint, countdown=cython.Py_ssize_t)
     def loop(self):
         """The main loop (interpreter.md §3.3): pop the next event, move the clock, handle
         the event (§3.4), settle (§4), until the heap is empty, the next event lies past the
@@ -264,13 +272,14 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         (what it concerns) and after the settle. The loop is ``while True`` with breaks, not
         ``while heap:``: CPython 3.11 specializes a function's bytecode after 8 calls or 8
         unconditional backward jumps, and a ``while cond:`` loop ends in a conditional one,
-        so a loop run once would stay unspecialized.
+        so a loop run once would stay unspecialized. Compiled, the clock, the count, the
+        heap's first time and the event's kind are C numbers.
 
         Every ``POLL_EVENTS`` events it calls ``interrupts.poll``, which stays interpreted:
         compiled, the loop would otherwise never let CPython act on Ctrl-C, on ``serq.deep``'s
         interrupt of its worker thread, or on another thread's wait for the GIL."""
         heap = self.heap
-        horizon = self.p.horizon
+        horizon = float(self.p.horizon)
         limit = self.limit
         limited = limit is not None
         gauges = bool(self.gauge_fns)
@@ -341,12 +350,13 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         for pl in self.pools:
             pl.reset_stats(now)
 
+    @cython.locals(self=Scheduler)
     def on_arrive(self):
         limit = self.limit
         if limit is None or self.arrivals < limit - 1:
             arr = self.p.arrival
             if type(arr) is T.Poisson:
-                gap = R.poisson_gap(self.arrival_rng, arr.rate)
+                gap = poisson_gap(self.arrival_rng, arr.rate)
             else:
                 gap = self.renewal_gap()
             self.schedule(self.now + gap, EV_ARRIVE)
@@ -362,6 +372,7 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         self.settle_state()
         self.record()
 
+    @cython.locals(self=Scheduler, heap=list)
     def settle_state(self):
         """The state's part of the settle (§4): run the ready sessions and admit on the
         pools until neither has anything left to do; then start the step iterations and
@@ -384,9 +395,10 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         """Execute the sessions of the ready queue, in order, each until it blocks (one may
         be in the queue twice, or no longer ready: it is skipped then)."""
         ready = self.ready
+        popleft = ready.popleft
         execute = self.execute
         while ready:
-            s = ready.popleft()
+            s = popleft()
             if s.status == 0:
                 execute(s)
 
@@ -394,6 +406,7 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         """"Admit all" (§9.3): retry every pool's stalled growers and admit its queue."""
         self.visit_active_pools(False)
 
+    @cython.locals(settling=cython.bint, active=list, i=cython.Py_ssize_t)
     def visit_active_pools(self, settling):
         """The settle's (or "admit all"'s) pass over the pools, in declaration order, over
         the active ones (all of them but in programs with pool arrays, see
@@ -415,7 +428,7 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
                 i = active.index(pl)
             i += 1
 
-    @cython.locals(live=TimeAvg)
+    @cython.locals(self=Scheduler, live=TimeAvg)
     def record(self):
         """Record the time averages at the end of a settle (§12.1): live, every stage's,
         every active pool's (a pool not active yet holds 0 in each: nothing to record)."""

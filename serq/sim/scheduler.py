@@ -11,6 +11,11 @@ from __future__ import annotations
 import enum
 from heapq import heappush
 
+try:
+    import cython
+except ImportError:  # Cython not installed: the no-op stand-in, the module runs interpreted
+    from serq import _cython_shim as cython
+
 
 class EventKind(enum.IntEnum):
     """The kinds of event (interpreter.md §3.1) and what ``x, y, z`` of one hold.
@@ -32,17 +37,26 @@ EV_ITER = EventKind.ITERATION_END.value
 EV_LEASE = EventKind.LEASE_END.value
 
 
+@cython.cclass
 class Scheduler:
-    """``now``, the event heap and the sequence number, and ``schedule()``.
+    """``now``, the event heap and the sequence number, ``schedule()``, and ``events``, the
+    count of events the loop has handled.
 
     ``Sim`` is a ``Scheduler``: the whole interpreter reads ``sim.now``, so the clock stays a
-    plain attribute of the run's state rather than one object further away."""
+    plain attribute of the run's state rather than one object further away. Compiled, this
+    is a ``cclass`` (``scheduler.pxd``): ``Sim`` is a Python class with it as its one C base
+    (the other bases are plain mixins), the clock a C double and ``schedule`` a C call for
+    code that holds a typed reference (``cython.cast(Scheduler, sim)``); other code reads
+    the same fields as attributes. The clock is always a float: the times of the events
+    are (the run's start makes ``warmup`` and ``horizon`` floats), in both engines."""
 
     def __init__(self):
         self.now = 0.0
         self.heap = []
         self.seq = 0
+        self.events = 0
 
+    @cython.ccall
     def schedule(self, t, kind, x=None, y=None, z=None):
         """Schedule an event of ``kind`` (an ``EV_*`` value) at time ``t``."""
         heappush(self.heap, (t, self.seq, kind, x, y, z))
