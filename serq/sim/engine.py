@@ -391,6 +391,7 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         if self.flows_dirty:
             self.recompute_flows()
 
+    @cython.locals(self=Scheduler)
     def run_ready(self):
         """Execute the sessions of the ready queue, in order, each until it blocks (one may
         be in the queue twice, or no longer ready: it is skipped then)."""
@@ -406,7 +407,7 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         """"Admit all" (§9.3): retry every pool's stalled growers and admit its queue."""
         self.visit_active_pools(False)
 
-    @cython.locals(settling=cython.bint, active=list, i=cython.Py_ssize_t)
+    @cython.locals(self=Scheduler, settling=cython.bint, active=list, i=cython.Py_ssize_t)
     def visit_active_pools(self, settling):
         """The settle's (or "admit all"'s) pass over the pools, in declaration order, over
         the active ones (all of them but in programs with pool arrays, see

@@ -8,5 +8,11 @@ cdef class Scheduler:
     cdef public list heap
     cdef public Py_ssize_t seq
     cdef public Py_ssize_t events
+    # the run's state that the event loop and the settle read at every event (engine.Sim)
+    cdef public object ready
+    cdef public list stages
+    cdef public list settle_stages
+    cdef public list active_pools
+    cdef public object live_avg
 
     cpdef schedule(self, t, kind, x=*, y=*, z=*)

@@ -48,7 +48,12 @@ class Scheduler:
     (the other bases are plain mixins), the clock a C double and ``schedule`` a C call for
     code that holds a typed reference (``cython.cast(Scheduler, sim)``); other code reads
     the same fields as attributes. The clock is always a float: the times of the events
-    are (the run's start makes ``warmup`` and ``horizon`` floats), in both engines."""
+    are (the run's start makes ``warmup`` and ``horizon`` floats), in both engines.
+
+    Compiled, it also holds, as C slots, the few fields of the run that the event loop and
+    the settle read at every event (``ready``, ``stages``, ``settle_stages``,
+    ``active_pools``, ``live_avg``; ``engine.Sim`` and ``pools.PoolOps`` set them): a typed
+    ``self`` reads them from the object's struct rather than from its ``__dict__``."""
 
     def __init__(self):
         self.now = 0.0
