@@ -4,8 +4,8 @@ expressions (``queue``, ``busy``, ``work``, ``est_*``, ``price``; §13).
 """
 from __future__ import annotations
 
-import heapq
 from collections import deque
+from heapq import heappop, heappush
 
 try:
     import cython
@@ -261,7 +261,7 @@ class PsStage(Stage):
         now = self.sim.now
         self.advance(now)
         j.tag = self.v + work
-        heapq.heappush(self.tags, (j.tag, j.id))
+        heappush(self.tags, (j.tag, j.id))
         self.dirty = True
 
     def settle(self, pending_now):
@@ -287,7 +287,7 @@ class PsStage(Stage):
         tags = self.tags
         jobs = self.jobs
         while tags and tags[0][1] not in jobs:
-            heapq.heappop(tags)
+            heappop(tags)
         if tags and self.rate > 0:
             tag, jid = tags[0]
             delay = (tag - self.v) / self.rate
