@@ -4,6 +4,7 @@ expressions (``queue``, ``busy``, ``work``, ``est_*``, ``price``; §13).
 """
 from __future__ import annotations
 
+import sys
 from collections import deque
 from heapq import heappop, heappush
 
@@ -184,7 +185,8 @@ class Stage:
 class FifoStage(Stage):
     def __init__(self, sim, index, decl):
         super().__init__(sim, index, decl)
-        self.servers = decl.kind.servers
+        # a count beyond any number of jobs (fifo(1e300)) means the same: kept within a C size
+        self.servers = min(decl.kind.servers, sys.maxsize)
         self.queue = deque()
         self.active = []
 
