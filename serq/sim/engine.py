@@ -260,8 +260,9 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         return self.now
 
     @cython.locals(self=Scheduler, heap=list, horizon=cython.double, t=cython.double,
-                   ev=tuple, kind=cython.long, stages=list, limited=cython.bint,
-                   gauges=cython.bint, countdown=cython.Py_ssize_t)
+                   ev=tuple, kind=cython.long, finish=cython.long, iteration=cython.long,
+                   arrive=cython.long, lease=cython.long, stages=list,
+                   limited=cython.bint, gauges=cython.bint, countdown=cython.Py_ssize_t)
     def loop(self):
         """The main loop (interpreter.md §3.3): pop the next event, move the clock, handle
         the event (§3.4), settle (§4), until the heap is empty, the next event lies past the
@@ -293,6 +294,8 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         same_instant = 0
         serial = None
         countdown = POLL_EVENTS
+        # the event kinds as locals: compiled, the dispatch compares C integers
+        finish, iteration, arrive, lease = EV_FINISH, EV_ITER, EV_ARRIVE, EV_LEASE
         while True:
             if not heap or (limited and self.arrivals >= limit and self.live == 0):
                 break
@@ -317,13 +320,13 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
             if hooks is not None:
                 serial = hooks.before(ev)
             kind = ev[2]
-            if kind == EV_FINISH:
+            if kind == finish:
                 stages[ev[3]].finish(ev[4], ev[5])
-            elif kind == EV_ITER:
+            elif kind == iteration:
                 stages[ev[3]].iter_end(ev[4])
-            elif kind == EV_ARRIVE:
+            elif kind == arrive:
                 on_arrive()
-            elif kind == EV_LEASE:
+            elif kind == lease:
                 self.on_lease_end(ev[3], ev[4], ev[5])
             else:
                 self.on_warmup()

@@ -46,8 +46,9 @@ class Scheduler:
     plain attribute of the run's state rather than one object further away. Compiled, this
     is a ``cclass`` (``scheduler.pxd``): ``Sim`` is a Python class with it as its one C base
     (the other bases are plain mixins), the clock a C double and ``schedule`` a C call for
-    code that holds a typed reference (``cython.cast(Scheduler, sim)``); other code reads
-    the same fields as attributes. The clock is always a float: the times of the events
+    code that holds a typed reference (``@cython.locals(self=Scheduler)`` on a method of
+    ``Sim``, or ``cython.cast(Scheduler, sim)``); other code reads the same fields as
+    attributes. The clock is always a float: the times of the events
     are (the run's start makes ``warmup`` and ``horizon`` floats), in both engines.
 
     Compiled, it also holds, as C slots, the few fields of the run that the event loop and
