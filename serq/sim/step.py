@@ -15,12 +15,13 @@ from serq.ir import types as T
 from serq.sim.pools import EPS, total_key
 from serq.sim.scheduler import EV_ITER
 from serq.sim.stages import Stage
-from serq.sim.stats import LogHist
 
-if cython.compiled:  # the accumulators' C type: their updates are C calls (stats.pxd)
-    from cython.cimports.serq.sim.stats import TimeAvg, Welford
+if cython.compiled:  # C types: a job's fields and the accumulators' updates are C
+    from cython.cimports.serq.sim.stages import Job
+    from cython.cimports.serq.sim.stats import LogHist, TimeAvg, Welford
 else:
-    from serq.sim.stats import TimeAvg, Welford
+    from serq.sim.stages import Job
+    from serq.sim.stats import LogHist, TimeAvg, Welford
 
 READY, QUEUED, IN_STAGE, GROWING = range(4)
 NAN = math.nan
@@ -121,6 +122,7 @@ class StepStage(Stage):
                     mean_itl=itl.mean, itl_p50=itl.quantile(0.5), itl_p99=itl.quantile(0.99))
 
     # -- jobs -------------------------------------------------------------------------------
+    @cython.locals(j=Job)
     def add_job(self, owner, work, mode, growing):
         j = self.new_job(owner, work, mode, growing)
         seq = owner.adm_seq if owner is not None else U64_MAX
@@ -188,7 +190,7 @@ class StepStage(Stage):
         return (nres, ndec, kvb, kvp)
 
     @cython.locals(dec=cython.Py_ssize_t, kvb=cython.double, kvp=cython.double,
-                   h=cython.double)
+                   h=cython.double, j=Job)
     def kv_split(self, jobs):
         """``decodes, kv_decode, kv_prefill`` of ``jobs``: how many decode, and the units
         their owners hold in the memory pool, summed over the decodes and over the others
@@ -259,8 +261,15 @@ class StepStage(Stage):
     def settle(self, pending_now):
         if self.running is not None or pending_now:
             return
-        if self.residents or any(pl.queue for pl in self.via_pools):
+        if self.residents or self.waiting():
             self.start_iteration()
+
+    def waiting(self):
+        """Whether a hold waits in the queue of a pool admitted via this stage (§8.8)."""
+        for pl in self.via_pools:
+            if pl.queue:
+                return True
+        return False
 
     @cython.locals(keyed=cython.bint, exclusive=cython.bint, resident_prefill=cython.bint,
                    budget=cython.double, chunk=cython.double, left=cython.double,
@@ -270,7 +279,7 @@ class StepStage(Stage):
                    check=cython.bint, ver=cython.Py_ssize_t, visited=cython.bint,
                    decode=cython.bint, want=cython.double, tokens=cython.double,
                    cap=cython.double, need=cython.double, hk=cython.double,
-                   grown=cython.bint, preempted=cython.bint, eps=cython.double)
+                   grown=cython.bint, preempted=cython.bint, eps=cython.double, j=Job)
     def start_iteration(self):
         """Plan and start an iteration (§8.3, §8.5): serve the residents in the serving order
         (§8.4), each its want within the budget left (under ``exclusive prefill``: one
@@ -410,7 +419,7 @@ class StepStage(Stage):
                 if ver < 0:
                     break
             else:  # every resident visited: admit a waiting hold, if one fits
-                if left > 0 and not sim.n_preemptions > pre0:
+                if left > 0 and not sim.n_preemptions > pre0 and self.waiting():
                     seen = None if check else res[:]
                     if self.admit_bound(budget if exclusive else left):
                         if seen is not None:
@@ -437,7 +446,7 @@ class StepStage(Stage):
             sums = (ntok, dec, npre, kvb, kvp)
         self.launch(assign, attn, sums, chunk)
 
-    @cython.locals(ntok=cython.double, npre=cython.double, tokens=cython.double)
+    @cython.locals(ntok=cython.double, npre=cython.double, tokens=cython.double, j=Job)
     def assignment_totals(self, assign):
         """``tokens, decodes, prefill tokens, kv_decode, kv_prefill`` of the final assignment;
         fails if a growth preempted a job that was given tokens."""
@@ -571,7 +580,8 @@ class StepStage(Stage):
         return False
 
     @cython.locals(now=cython.double, warm=cython.bint, px=cython.double, nrep=cython.Py_ssize_t,
-                   w=cython.double, fin=cython.bint, x=cython.double, eps=cython.double)
+                   w=cython.double, fin=cython.bint, x=cython.double, eps=cython.double,
+                   j=Job, tokens=cython.double, itl=LogHist)
     def iter_end(self, epoch):
         run = self.running
         if run is None or run[0] != epoch:
@@ -590,14 +600,15 @@ class StepStage(Stage):
         warm = sim.warm
         # the latencies go to the histogram in runs of equal values (px, nrep): most tokens
         # of an iteration follow the previous iteration's
-        add_repeat = self.itl.add_repeat
+        itl = self.itl
         px = 0.0
         nrep = 0  # (px is the run's value once nrep > 0)
         # every job of the assignment is still resident: remove_job takes a job out of the
         # running assignment as it takes it out of the stage
         for a in run[1]:
             j = a[0]
-            w = j.work - a[1]
+            tokens = a[1]
+            w = j.work - tokens
             j.work = w
             fin = w <= eps
             if fin:
@@ -626,11 +637,11 @@ class StepStage(Stage):
                 nrep += 1
             else:
                 if nrep:
-                    add_repeat(px, nrep)
+                    itl.add_repeat(px, nrep)
                 px = x
                 nrep = 1
         if nrep:
-            add_repeat(px, nrep)
+            itl.add_repeat(px, nrep)
         if done:
             res = self.residents
             for j in done:
@@ -662,7 +673,7 @@ class StepStage(Stage):
 
 
 @cython.cfunc
-@cython.locals(chunk=cython.double, w=cython.double)
+@cython.locals(j=Job, chunk=cython.double, w=cython.double)
 def job_want(j, chunk) -> cython.double:
     """What job ``j`` asks of an iteration (§8.3): a decode one token (its work, if less),
     a prefill its work, at most ``chunk`` when ``chunk > 0``."""
@@ -675,7 +686,7 @@ def job_want(j, chunk) -> cython.double:
 
 
 @cython.cfunc
-@cython.locals(h=cython.double)
+@cython.locals(j=Job, h=cython.double)
 def job_units(st, j) -> cython.double:
     """Units job ``j``'s owner holds in the memory pool of step stage ``st`` (its cached
     entries, read anew)."""
@@ -689,6 +700,7 @@ def job_units(st, j) -> cython.double:
 
 
 @cython.cfunc
+@cython.locals(j=Job)
 def job_kv(st, j):
     """``j.kv``, computed on first use; ``j.kv1`` is its entry when it has one only."""
     kv = j.kv
