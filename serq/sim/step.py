@@ -29,7 +29,11 @@ U64_MAX = float(1 << 64)
 ZERO_COST_LIMIT = 100_000
 
 
+@cython.cclass
 class StepStage(Stage):
+    """A step stage (§8). Compiled, a ``cclass`` with C fields (``step.pxd``): the iteration's
+    counters and accumulators hold no Python object, and the per-iteration operations are C
+    calls among themselves."""
     settles = True
     is_step = True
 
@@ -89,8 +93,7 @@ class StepStage(Stage):
             self.idle_at = None
             self.step_stats(t, 0, 0.0)
 
-    @cython.locals(pre=TimeAvg, dec=TimeAvg, mix=TimeAvg, decs=TimeAvg, now=cython.double,
-                   decoders=cython.Py_ssize_t, prefilled=cython.double, v=cython.Py_ssize_t)
+    @cython.locals(pre=TimeAvg, dec=TimeAvg, mix=TimeAvg, decs=TimeAvg, v=cython.Py_ssize_t)
     def step_stats(self, now, decoders, prefilled):
         """The iteration-kind flags and the decode count (ints), each ``TimeAvg.set`` skipped
         for a 0 that stays 0 (its piece ``0 * dt`` is 0.0, which leaves the integral as it
@@ -303,8 +306,14 @@ class StepStage(Stage):
             sim.hooks.iter_begin(self, budget, chunk)
         if only is not None:
             only = self.only_filter(totals)
+        res = self.residents
         # under exclusive prefill, decodes wait while a prefill is resident
-        resident_prefill = exclusive and any(not j.decode for j in self.residents)
+        resident_prefill = False
+        if exclusive:
+            for j in res:
+                if not j.decode:
+                    resident_prefill = True
+                    break
         left = budget
         assign = []
         self.mark += 1
@@ -312,7 +321,6 @@ class StepStage(Stage):
         pre0 = sim.n_preemptions
         eps = EPS
         attn = 0.0
-        res = self.residents
         # the totals of the cost, summed as jobs are given tokens; valid unless a job was
         # preempted, a hold admitted or a prefill served alone meanwhile (then
         # ``assignment_totals`` sums again)
@@ -686,7 +694,7 @@ def job_want(j, chunk) -> cython.double:
 
 
 @cython.cfunc
-@cython.locals(j=Job, h=cython.double)
+@cython.locals(st=StepStage, j=Job, h=cython.double)
 def job_units(st, j) -> cython.double:
     """Units job ``j``'s owner holds in the memory pool of step stage ``st`` (its cached
     entries, read anew)."""
@@ -700,7 +708,7 @@ def job_units(st, j) -> cython.double:
 
 
 @cython.cfunc
-@cython.locals(j=Job)
+@cython.locals(st=StepStage, j=Job)
 def job_kv(st, j):
     """``j.kv``, computed on first use; ``j.kv1`` is its entry when it has one only."""
     kv = j.kv
