@@ -470,12 +470,11 @@ class StepStage(Stage):
                          o, "step iteration")
         ntok = 0.0
         npre = 0.0
-        for a in assign:
-            tokens = a[1]
+        for j, tokens in assign:
             ntok += tokens
-            if not a[0].decode:
+            if not j.decode:
                 npre += tokens
-        dec, kvb, kvp = self.kv_split([a[0] for a in assign])
+        dec, kvb, kvp = self.kv_split([j for j, _ in assign])
         return ntok, dec, npre, kvb, kvp
 
     def only_filter(self, totals):
@@ -613,9 +612,7 @@ class StepStage(Stage):
         nrep = 0  # (px is the run's value once nrep > 0)
         # every job of the assignment is still resident: remove_job takes a job out of the
         # running assignment as it takes it out of the stage
-        for a in run[1]:
-            j = a[0]
-            tokens = a[1]
+        for j, tokens in run[1]:
             w = j.work - tokens
             j.work = w
             fin = w <= eps
