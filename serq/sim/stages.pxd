@@ -9,6 +9,10 @@
 cimport cython
 from serq.sim.stats cimport TimeAvg, Welford
 
+# a session's status (sessions.py) and the estimator's weights, as C constants
+cdef Py_ssize_t READY, QUEUED, IN_STAGE
+cdef double ALPHA, BETA
+
 
 @cython.final
 cdef class Job:

@@ -4,8 +4,9 @@ expressions (``queue``, ``busy``, ``work``, ``est_*``, ``price``; §13).
 """
 from __future__ import annotations
 
-import heapq
+import sys
 from collections import deque
+from heapq import heappop, heappush
 
 try:
     import cython
@@ -184,7 +185,8 @@ class Stage:
 class FifoStage(Stage):
     def __init__(self, sim, index, decl):
         super().__init__(sim, index, decl)
-        self.servers = decl.kind.servers
+        # a count beyond any number of jobs (fifo(1e300)) means the same: kept within a C size
+        self.servers = min(decl.kind.servers, sys.maxsize)
         self.queue = deque()
         self.active = []
 
@@ -261,7 +263,7 @@ class PsStage(Stage):
         now = self.sim.now
         self.advance(now)
         j.tag = self.v + work
-        heapq.heappush(self.tags, (j.tag, j.id))
+        heappush(self.tags, (j.tag, j.id))
         self.dirty = True
 
     def settle(self, pending_now):
@@ -287,7 +289,7 @@ class PsStage(Stage):
         tags = self.tags
         jobs = self.jobs
         while tags and tags[0][1] not in jobs:
-            heapq.heappop(tags)
+            heappop(tags)
         if tags and self.rate > 0:
             tag, jid = tags[0]
             delay = (tag - self.v) / self.rate
