@@ -40,6 +40,7 @@ cdef class StepStage(Stage):
     cpdef void step_stats(self, double now, Py_ssize_t decoders, double prefilled)
     cpdef void add_job(self, object owner, double work, str mode, object growing)
     cpdef void settle(self, bint pending_now)
+    cpdef tuple plan(self, bint totals=*)
     cpdef bint waiting(self)
     cpdef void start_iteration(self)
     cpdef bint admit_bound(self, double left)
