@@ -16,10 +16,12 @@ from serq.sim.pools import EPS, total_key
 from serq.sim.scheduler import EV_ITER
 from serq.sim.stages import Stage
 
-if cython.compiled:  # C types: a job's fields and the accumulators' updates are C
+if cython.compiled:  # C types: a job's and a hold's fields, the accumulators' updates
+    from cython.cimports.serq.sim.pools import Hold, HoldEntry
     from cython.cimports.serq.sim.stages import Job
     from cython.cimports.serq.sim.stats import LogHist, TimeAvg, Welford
 else:
+    from serq.sim.pools import Hold, HoldEntry
     from serq.sim.stages import Job
     from serq.sim.stats import LogHist, TimeAvg, Welford
 
@@ -282,7 +284,8 @@ class StepStage(Stage):
                    check=cython.bint, ver=cython.Py_ssize_t, visited=cython.bint,
                    decode=cython.bint, want=cython.double, tokens=cython.double,
                    cap=cython.double, need=cython.double, hk=cython.double,
-                   grown=cython.bint, preempted=cython.bint, eps=cython.double, j=Job)
+                   grown=cython.bint, preempted=cython.bint, eps=cython.double, j=Job,
+                   h=Hold, e=HoldEntry, e1=HoldEntry)
     def start_iteration(self):
         """Plan and start an iteration (§8.3, §8.5): serve the residents in the serving order
         (§8.4), each its want within the budget left (under ``exclusive prefill``: one
@@ -691,7 +694,7 @@ def job_want(j, chunk) -> cython.double:
 
 
 @cython.cfunc
-@cython.locals(st=StepStage, j=Job, h=cython.double)
+@cython.locals(st=StepStage, j=Job, h=cython.double, e=HoldEntry)
 def job_units(st, j) -> cython.double:
     """Units job ``j``'s owner holds in the memory pool of step stage ``st`` (its cached
     entries, read anew)."""
