@@ -7,8 +7,9 @@ component of the stages that changed; one ``Finish`` event is scheduled for the 
 ends first, under a global flow epoch.
 
 Compiled, ``Flow`` and ``SharedStage`` are ``cclass``es with C fields (``flows.pxd``), and the
-flow operations read them through typed locals: rates and amounts are C doubles (they are never
-NaN: a rate is a share of a positive capacity, and a remaining amount is clamped at 0).
+flow operations read them through typed locals: rates and amounts are C doubles (a sum of
+rates meets no two different NaNs, which C could keep otherwise than CPython: a rate is 0 or a
+share of the stage's constant capacity; a remaining amount is clamped at 0).
 """
 from __future__ import annotations
 
