@@ -399,10 +399,9 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         """Execute the sessions of the ready queue, in order, each until it blocks (one may
         be in the queue twice, or no longer ready: it is skipped then)."""
         ready = self.ready
-        popleft = ready.popleft
         execute = self.execute
         while ready:
-            s = popleft()
+            s = ready.popleft()
             if s.status == 0:
                 execute(s)
 
