@@ -36,3 +36,4 @@ cdef int PLAIN, LOOP, HOLD
 cdef Py_ssize_t LOOP_SPIN_LIMIT
 
 cdef unsigned int u32(double x) noexcept
+cdef Session new_session(Py_ssize_t serial, Py_ssize_t nattrs, list frame)

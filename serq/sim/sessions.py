@@ -35,11 +35,12 @@ NO_POS = {}  # never written: see Session
 @cython.final
 @cython.cclass
 class Session:
-    """A session (§5). Only what every session needs is set per instance (a session is made
-    per arrival): the fields that start as ``None``, ``0`` or ``False`` are not. Compiled,
-    they are C fields, which start so; interpreted, they read their value from the class
-    until first written. ``holds`` and ``leases`` start as an empty tuple and ``preempt_pos``
-    as the shared empty ``NO_POS``: the few places that add to them replace them first."""
+    """A session (§5), made by :func:`new_session`. Only what every session needs is set per
+    instance (a session is made per arrival): the fields that start as ``None``, ``0`` or
+    ``False`` are not. Compiled, they are C fields, which start so; interpreted, they read
+    their value from the class until first written. ``holds`` and ``leases`` start as an
+    empty tuple and ``preempt_pos`` as the shared empty ``NO_POS``: the few places that add
+    to them replace them first."""
     if not cython.compiled:
         job = None          # the job it waits for, while IN_STAGE
         stage = None        # that job's stage
@@ -54,15 +55,22 @@ class Session:
         spin_time = 0.0
         grow = None
 
-    def __init__(self, serial, nattrs, frame):
-        self.serial = serial
-        self.attrs = [0.0] * nattrs
-        self.frames = [frame]
-        self.status = READY
-        self.holds = ()     # admitted holds, innermost last
-        self.leases = ()
-        self.adm_seq = U64_MAX
-        self.preempt_pos = NO_POS
+
+@cython.locals(s=Session)
+def new_session(serial, nattrs, frame):
+    """A session with its first frame. ``__new__`` and the stores here, not ``__init__``:
+    compiled, a C allocation and C stores (a call of the class goes through Python's call
+    protocol); interpreted, a plain function call is cheaper than a class's ``__init__``."""
+    s = Session.__new__(Session)
+    s.serial = serial
+    s.attrs = [0.0] * nattrs
+    s.frames = [frame]
+    s.status = READY
+    s.holds = ()     # admitted holds, innermost last
+    s.leases = ()
+    s.adm_seq = U64_MAX
+    s.preempt_pos = NO_POS
+    return s
 
 
 def u32(x):
@@ -162,7 +170,7 @@ class SessionOps:
     @cython.locals(s=Session)
     def spawn(self, init=None):
         p = self.p
-        s = Session(self.next_serial, self.nattrs, [self.session_ops, 0, PLAIN, None])
+        s = new_session(self.next_serial, self.nattrs, [self.session_ops, 0, PLAIN, None])
         self.next_serial += 1
         s.attrs[p.slot_serial] = float(s.serial)
         if init is not None and init.turns:
