@@ -16,7 +16,6 @@ which refuses to go on for ever.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 from serq.sim.fmt import display
 
@@ -29,29 +28,45 @@ class NoProgress(Exception):
     """The loop would not end (or not in any reasonable time); ``args[0]`` says why."""
 
 
-def _low_exponent(x: float) -> int:
-    """The exponent of the lowest set bit of a finite, non-zero float."""
+def _ratio(x):
+    """``(n, k)`` with ``x == n / 2^k`` exactly (a finite float or an int)."""
     n, d = x.as_integer_ratio()
+    return n, d.bit_length() - 1
+
+
+def _low_exponent(n, k):
+    """The exponent of the lowest set bit of ``n / 2^k`` (``n`` not zero)."""
     n = abs(n)
-    return (n & -n).bit_length() - d.bit_length()
+    return (n & -n).bit_length() - 1 - k
+
+
+def _units(n, k, e):
+    """``floor(n / 2^k / 2^e)``, an int, exactly (Python's ``>>`` rounds to minus
+    infinity)."""
+    s = -k - e
+    return n << s if s >= 0 else n >> -s
 
 
 def pieces(size, block, cached, units, used, need, cap, eps):
     """``(size, cached, units, gone)`` after the piece loop for one entry, or None when its
-    values are not all exact on one grid (then the caller loops)."""
+    values are not all exact on one grid (then the caller loops).
+
+    The values are taken as exact ratios ``n / 2^k`` (``as_integer_ratio``) and counted in
+    units of ``q = 2^e``, the lowest set bit among them, with Python ints: exact at any
+    magnitude, and without ``Fraction``s (which cost more than the rest of an eviction)."""
     values = (size, block, cached, units, used, need)
     for x in values:
         if not (x >= 0 and x != math.inf):
             return None
     if not (block > 0 and cap != math.inf and cap == cap):
         return None
-    e = min(_low_exponent(x) for x in values if x != 0)
-    q = Fraction(2) ** e
-    S, B, C, U, P, N = (int(Fraction(x) / q) for x in values)
+    ratios = [_ratio(x) for x in values]
+    e = min(_low_exponent(n, k) for n, k in ratios if n != 0)
+    S, B, C, U, P, N = (_units(n, k, e) for n, k in ratios)
     if max(S, B, C, U + S, P + C + N) >= _EXACT:
         return None
-    cap_units = math.floor(Fraction(cap) / q)
-    eps_units = math.floor(Fraction(eps) / q)
+    cap_units = _units(*_ratio(cap), e)
+    eps_units = _units(*_ratio(eps), e)
     full = S // B
     last = full if S % B == 0 else full + 1  # the piece after which the entry is empty
 

@@ -26,25 +26,36 @@ from serq.sim.sessions import NO_POS
 from serq.sim.stats import total_order_key as total_key
 if cython.compiled:  # the accumulators' C type: their updates are C calls (stats.pxd)
     from cython.cimports.serq.sim.stats import TimeAvg, Welford
+    from cython.cimports.libc.math import ceil, floor
 else:
     from serq.sim.stats import TimeAvg, Welford
+    from math import ceil, floor
 
 READY, QUEUED, IN_STAGE, GROWING, ENDED = range(5)
 HOLD_FRAME = 2
 EPS = 1e-9
 # an entry of more blocks than this is evicted in one step (serq.sim.evict), not piece by piece
-BULK_PIECES = 64
+BULK_PIECES = cython.declare(cython.Py_ssize_t, 64)
 # Programs with more pools than this (arrays) visit and record only the pools a run names
 # (PoolOps.init_active_pools): the cost would grow with the declared members, used or not.
 ON_DEMAND_POOLS = 64
-INF = math.inf
 NAN = math.nan
+# EPS and inf as C doubles where compiled (a module global is a Python float, unboxed at each
+# use; EPS stays for the modules that import it)
+_EPS = cython.declare(cython.double, EPS)
+_INF = cython.declare(cython.double, math.inf)
 
 
 def _pool_index(pl):
     return pl.index
 
 
+# The classes below are C structs where compiled (pools.pxd: C numbers, the per-event
+# methods C calls for typed callers; issue 10); interpreted, plain classes with slots.
+
+
+@cython.final
+@cython.cclass
 class Entry:
     """A prefix-cache entry: its key (owner serial, or a dead key >= 2^62), size, release
     time and release number, and the owner's attributes when it was made."""
@@ -58,6 +69,8 @@ class Entry:
         self.snap = snap
 
 
+@cython.final
+@cython.cclass
 class Req:
     """A hold statement's request for its pools, waiting (or about to wait) in a queue."""
     __slots__ = ("session", "tmpl", "pools", "units", "needs", "queued_at", "resumed")
@@ -72,6 +85,8 @@ class Req:
         self.resumed = False
 
 
+@cython.final
+@cython.cclass
 class HoldEntry:
     __slots__ = ("pool", "alloc", "pos")
 
@@ -81,6 +96,8 @@ class HoldEntry:
         self.pos = pos
 
 
+@cython.final
+@cython.cclass
 class Hold:
     """An admitted hold: per pool its allocation and position; ``grown`` once a ``growing``
     run or a ``load`` advanced any position (then every pool's computed value is its
@@ -93,13 +110,17 @@ class Hold:
         self.entries = entries
         self.lease_pool = lease_pool
 
-    def entry(self, pool):
+    @cython.ccall
+    @cython.locals(e=HoldEntry)
+    def entry(self, pool: cython.Py_ssize_t) -> HoldEntry:
         for e in self.entries:
             if e.pool == pool:
                 return e
         return None
 
 
+@cython.final
+@cython.cclass
 class Lease:
     __slots__ = ("id", "pool", "alloc", "computed", "cache")
 
@@ -111,13 +132,24 @@ class Lease:
         self.cache = cache
 
 
+@cython.final
+@cython.cclass
 class HoldTemplate:
     """What a hold statement compiles to: the functions of its header and clauses."""
     __slots__ = ("stmt", "refs", "units", "reserves", "reuse", "body", "cache", "lease_ref",
                  "lease_idx", "lease_time")
 
 
-class PoolState:
+@cython.cclass
+class PoolCore:
+    """A pool's state (its typed part: ``PoolState`` below is the class the run makes)."""
+    __slots__ = ("sim", "index", "decl", "cap", "block", "used", "cached", "holders",
+                 "entries", "lru_sorted", "queue", "growers", "lifo", "admit_via",
+                 "queue_keys", "evict_keys", "spill", "engine_memory", "active", "used_avg",
+                 "cached_avg", "queue_avg", "holders_avg", "wait", "admissions",
+                 "evicted_entries", "evicted_units", "preemptions", "spills", "rejected",
+                 "stuck")
+
     def __init__(self, sim, index, decl):
         self.sim = sim
         self.index = index
@@ -162,16 +194,12 @@ class PoolState:
         self.stuck = 0
 
     # -- statistics -------------------------------------------------------------------------
-    @cython.locals(used=TimeAvg, cached=TimeAvg, queue=TimeAvg, holders=TimeAvg)
-    def record(self, now):
-        used = self.used_avg
-        cached = self.cached_avg
-        queue = self.queue_avg
-        holders = self.holders_avg
-        used.set(now, self.used)
-        cached.set(now, self.cached)
-        queue.set(now, len(self.queue))
-        holders.set(now, len(self.holders))
+    @cython.ccall
+    def record(self, now: cython.double) -> cython.void:
+        self.used_avg.set(now, self.used)
+        self.cached_avg.set(now, self.cached)
+        self.queue_avg.set(now, len(self.queue))
+        self.holders_avg.set(now, len(self.holders))
 
     def reset_stats(self, now):
         self.used_avg.reset(now)
@@ -189,39 +217,51 @@ class PoolState:
                     evicted_units=self.evicted_units, preemptions=self.preemptions,
                     spills=self.spills, rejected=self.rejected, stuck=self.stuck)
 
-    def add_entry(self, ent):
-        """Insert a new cache entry (at the end of ``entries``), keeping ``lru_sorted``."""
+    @cython.ccall
+    @cython.locals(tail=Entry)
+    def add_entry(self, ent: Entry) -> cython.void:
+        """Insert a new cache entry (at the end of ``entries``), keeping ``lru_sorted``: out
+        of order when the last entry comes after it by (release time, release number)."""
         entries = self.entries
         if self.lru_sorted and entries:
             tail = next(reversed(entries.values()))
-            if (tail.last, tail.seq) > (ent.last, ent.seq):
+            if tail.last > ent.last or (tail.last == ent.last and tail.seq > ent.seq):
                 self.lru_sorted = False
         entries[ent.key] = ent
 
     # -- blocks -------------------------------------------------------------------------------
-    def up(self, x):
-        b = self.block
-        if b is None or x == INF:
+    # ``x`` >= 0 (units are clamped), so the C ``ceil``/``floor`` of the compiled module give
+    # what ``math.ceil``/``math.floor`` do, and an overflow to inf blocks stays inf there
+    @cython.ccall
+    @cython.locals(b=cython.double)
+    def up(self, x: cython.double) -> cython.double:
+        if self.block is None or x == _INF:
             return x
+        b = self.block
         try:
-            return math.ceil(x / b) * b
+            return ceil(x / b) * b
         except OverflowError:  # x / b overflowed (a tiny block): inf blocks, as in Rust
             return (x / b) * b
 
-    def down(self, x):
-        b = self.block
-        if b is None or x == INF:
+    @cython.ccall
+    @cython.locals(b=cython.double)
+    def down(self, x: cython.double) -> cython.double:
+        if self.block is None or x == _INF:
             return x
+        b = self.block
         try:
-            return math.floor(x / b) * b
+            return floor(x / b) * b
         except OverflowError:
             return (x / b) * b
 
-    def fits(self, need):
-        return self.used + self.up(need) <= self.cap + EPS
+    @cython.ccall
+    def fits(self, need: cython.double) -> cython.bint:
+        return self.used + self.up(need) <= self.cap + _EPS
 
     # -- admission (§9.3) ---------------------------------------------------------------------
-    def next_waiter(self):
+    @cython.ccall
+    @cython.locals(front=Req, req=Req, best=Req, now=cython.double)
+    def next_waiter(self) -> Req:
         q = self.queue
         if not q:
             return None
@@ -244,7 +284,9 @@ class PoolState:
                 best = req
         return best
 
-    def try_admit(self):
+    @cython.ccall
+    @cython.locals(req=Req)
+    def try_admit(self) -> cython.void:
         if self.admit_via is not None or not self.queue:
             return
         sim = self.sim
@@ -259,7 +301,10 @@ class PoolState:
                 q.remove(req)
             sim.admit(req)
 
-    def retry_growers(self):
+    @cython.ccall
+    @cython.locals(pool=cython.Py_ssize_t, d=cython.double, h=Hold, e=HoldEntry,
+                   need=cython.double)
+    def retry_growers(self) -> cython.void:
         g = self.growers
         sim = self.sim
         while g:
@@ -268,7 +313,7 @@ class PoolState:
             h = sim.innermost(s, pool)
             e = h.entry(pool)
             need = self.up(e.alloc + d) - e.alloc
-            if not self.used + need <= self.cap + EPS:
+            if not self.used + need <= self.cap + _EPS:
                 return
             g.popleft()
             s.grow = None
@@ -282,6 +327,14 @@ class PoolState:
             else:
                 s.status = READY
                 sim.ready.append(s)
+
+
+class PoolState(PoolCore):
+    """A pool's state, as the run makes it. A Python subclass of the typed ``PoolCore`` so
+    that a rule can be replaced on the class (tests/faults.py seeds faults that way);
+    compiled, a typed call of a method checks that the class still has the compiled one (a
+    cached version tag) and is otherwise a C call."""
+    __slots__ = ()
 
 
 class PoolOps:
@@ -346,6 +399,7 @@ class PoolOps:
             return True
         return op
 
+    @cython.locals(t=HoldTemplate, u=cython.double)
     def make_request(self, s, t):
         a = s.attrs
         self.cur = s
@@ -360,6 +414,8 @@ class PoolOps:
             units.append(u if u > 0 else 0.0)
         return Req(s, t, pools, units, self.now)
 
+    @cython.locals(req=Req, t=HoldTemplate, k=cython.Py_ssize_t, pl=PoolCore,
+                   need=cython.double, r=cython.double)
     def enqueue(self, s, req, front):
         t = req.tmpl
         a = s.attrs
@@ -386,6 +442,7 @@ class PoolOps:
         else:
             pl.queue.append(req)
 
+    @cython.locals(req=Req, t=HoldTemplate, k=cython.Py_ssize_t, u=cython.double, need=cython.double, r=cython.double, pl=PoolCore)
     def req_fits(self, req):
         """Re-evaluate a waiting request's units and needs; does it fit every pool?"""
         s = req.session
@@ -408,10 +465,14 @@ class PoolOps:
         req.units = units
         pools = self.pools
         for k, pi in enumerate(req.pools):
-            if not pools[pi].fits(needs[k]):
+            pl = pools[pi]
+            if not pl.fits(needs[k]):
                 return False
         return True
 
+    @cython.locals(req=Req, t=HoldTemplate, k=cython.Py_ssize_t, pl=PoolCore, ent=Entry,
+                   alloc=cython.double, own=cython.double, best_own=cython.double,
+                   keep=cython.double, excess=cython.double, h=Hold, now=cython.double)
     def admit(self, req):
         """A request leaves its queue and becomes a hold (§9.4)."""
         s = req.session
@@ -437,14 +498,14 @@ class PoolOps:
                     pl.cached -= ent.size
                     own = ent.size
                     if reuse is not None:
-                        r = pl.down(reuse)
-                        if own > r:
-                            excess = own - r
+                        keep = pl.down(reuse)
+                        if own > keep:
+                            excess = own - keep
                             dk = self.next_dead
                             self.next_dead += 1
                             pl.add_entry(Entry(dk, excess, ent.last, ent.seq, list(a)))
                             pl.cached += excess
-                            own = r
+                            own = keep
             self.make_room(pl, alloc)
             pl.used += alloc
             pl.holders.append(s)
@@ -453,7 +514,8 @@ class PoolOps:
             if own > best_own:
                 best_own = own
         if self.warm:
-            self.pools[req.pools[0]].wait.add(now - req.queued_at)
+            pl = self.pools[req.pools[0]]
+            pl.wait.add(now - req.queued_at)
         s.adm_seq = float(self.next_adm)
         self.next_adm += 1
         a[self.p.slot_cached] = best_own
@@ -476,6 +538,8 @@ class PoolOps:
             self.hooks.admit(s, entries)
 
     # -- releasing (§9.5–§9.7) ------------------------------------------------------------------
+    @cython.locals(pi=cython.Py_ssize_t, alloc=cython.double, computed=cython.double,
+                   pl=PoolCore, c=cython.double, keep=cython.double, old=Entry)
     def release_units(self, s, pi, alloc, computed, cache):
         pl = self.pools[pi]
         pl.used -= alloc
@@ -495,11 +559,13 @@ class PoolOps:
                 self.next_release += 1
                 pl.cached += keep
 
+    @cython.locals(h=Hold, e=HoldEntry)
     def release_hold(self, s, h):
         cache = h.tmpl.cache
         for e in h.entries:
             self.release_units(s, e.pool, e.alloc, e.pos if h.grown else e.alloc, cache)
 
+    @cython.locals(h=Hold, e=HoldEntry, computed=cython.double, t=cython.double, ls=Lease)
     def end_hold_scope(self, s):
         h = s.holds.pop()
         cache = h.tmpl.cache
@@ -517,7 +583,7 @@ class PoolOps:
                     s.leases.append(ls)
                 else:
                     s.leases = [ls]  # the first: the class's () is shared
-                if t != INF:
+                if t != _INF:
                     self.schedule(self.now + t, EV_LEASE, s, s.serial, lid)
             else:
                 self.release_units(s, e.pool, e.alloc, computed, cache)
@@ -525,6 +591,7 @@ class PoolOps:
         a[self.p.slot_computed] = 0.0
         self.admit_all()
 
+    @cython.locals(ls=Lease)
     def end_lease_by_id(self, s, lid):
         for k, ls in enumerate(s.leases):
             if ls.id == lid:
@@ -533,6 +600,7 @@ class PoolOps:
                 return True
         return False
 
+    @cython.locals(ls=Lease)
     def release_all(self, s):
         while s.holds:
             self.release_hold(s, s.holds.pop())
@@ -540,6 +608,7 @@ class PoolOps:
             ls = s.leases.pop(0)
             self.release_units(s, ls.pool, ls.alloc, ls.computed, ls.cache)
 
+    @cython.locals(pi=cython.Py_ssize_t, h=Hold, e=HoldEntry)
     def innermost(self, s, pi):
         for h in reversed(s.holds):
             for e in h.entries:
@@ -598,6 +667,7 @@ class PoolOps:
             h.grown = True
         return op
 
+    @cython.locals(pi=cython.Py_ssize_t, h=Hold, e=HoldEntry, ls=Lease)
     def release_stmt(self, s, pi):
         h = self.innermost(s, pi)
         if h is not None:
@@ -615,6 +685,8 @@ class PoolOps:
         self.cur = s
 
     # -- growth and preemption (§9.8–§9.10) ---------------------------------------------------
+    @cython.locals(pi=cython.Py_ssize_t, d=cython.double, pl=PoolCore, h=Hold, e=HoldEntry,
+                   need=cython.double)
     def grow(self, s, pi, d, job):
         """Grow the innermost hold of ``s`` on pool ``pi`` by ``d``; False if it stalled or
         was preempted."""
@@ -625,7 +697,7 @@ class PoolOps:
         if need <= 0:
             return True
         while True:
-            if pl.used + need <= pl.cap + EPS:
+            if pl.used + need <= pl.cap + _EPS:
                 self.make_room(pl, need)
                 pl.used += need
                 e.alloc += need
@@ -640,6 +712,7 @@ class PoolOps:
             if victim is s:
                 return False
 
+    @cython.locals(pl=PoolCore, pi=cython.Py_ssize_t)
     def victim(self, pl):
         pi = pl.index
         if pl.engine_memory:
@@ -654,12 +727,13 @@ class PoolOps:
                 return x
         return None
 
+    @cython.locals(pi=cython.Py_ssize_t, pl=PoolCore, hi=Hold, h=Hold, computed=cython.double)
     def preempt(self, v, pi):
         pl = self.pools[pi]
         hi = self.innermost(v, pi)
         computed = hi.entry(pi).pos
         prev = v.preempt_pos.get(pi)
-        if prev is not None and computed <= prev + EPS and not v.stuck:
+        if prev is not None and computed <= prev + _EPS and not v.stuck:
             v.stuck = True
             pl.stuck += 1
         if v.preempt_pos is NO_POS:
@@ -705,9 +779,12 @@ class PoolOps:
         s.status = READY
 
     # -- the prefix cache (§10) --------------------------------------------------------------------
+    @cython.locals(pl=PoolCore)
     def fn_used(self, i):
-        return self.pools[i].used
+        pl = self.pools[i]
+        return pl.used
 
+    @cython.locals(pl=PoolCore)
     def fn_free(self, i):
         pl = self.pools[i]
         return pl.cap - pl.used
@@ -718,6 +795,7 @@ class PoolOps:
     def fn_queued(self, i):
         return float(len(self.pools[i].queue))
 
+    @cython.locals(pl=PoolCore, ent=Entry)
     def fn_cachedin(self, i):
         s = self.cur
         if s is None:
@@ -725,6 +803,7 @@ class PoolOps:
         ent = self.pools[i].entries.get(s.serial)
         return ent.size if ent is not None else 0.0
 
+    @cython.locals(ent=Entry)
     def entry_context(self, pl, ent, size):
         """Set the Evict moment's context for an entry; the attributes it reads."""
         owner = self.alive.get(ent.key)
@@ -735,8 +814,9 @@ class PoolOps:
         self.cur = owner
         return owner.attrs if owner is not None else ent.snap
 
+    @cython.locals(pl=PoolCore, need=cython.double, cap=cython.double)
     def make_room(self, pl, need):
-        cap = pl.cap + EPS
+        cap = pl.cap + _EPS
         if pl.used + pl.cached + need <= cap or not pl.entries:
             return
         hooks = self.hooks
@@ -749,6 +829,10 @@ class PoolOps:
         if hooks is not None:
             hooks.evict_end(pl, need, before)
 
+    @cython.locals(pl=PoolCore, need=cython.double, cap=cython.double, ent=Entry,
+                   bsize=cython.double, size=cython.double, cached=cython.double,
+                   units=cython.double, used=cython.double, piece=cython.double,
+                   same=cython.bint, first=cython.bint, count=cython.Py_ssize_t)
     def evict(self, pl, need, cap):
         """``make_room``'s loop (§10): the least entry by the pool's eviction key (``evict by``
         keys, else LRU), one piece at a time, each piece spilled where the pool spills.
@@ -759,6 +843,7 @@ class PoolOps:
         prev = self.cur
         entries = pl.entries
         block = pl.block
+        bsize = block if block is not None else 0.0  # (a C double where compiled)
         keys = pl.evict_keys
         spill = pl.spill
         same = keys is None and spill is None  # the least entry stays the least while it lasts
@@ -772,7 +857,7 @@ class PoolOps:
             ent = next(iter(entries.values())) if first else self.least_entry(pl, cands)
             if ent is None:
                 break
-            if same and block is not None and ent.size > block * BULK_PIECES:
+            if same and block is not None and ent.size > bsize * BULK_PIECES:
                 ent.size, pl.cached, pl.evicted_units, gone = evict.entry(
                     ent.size, block, pl.cached, pl.evicted_units, pl.used, need, cap, EPS)
                 if gone:
@@ -784,20 +869,20 @@ class PoolOps:
             units = pl.evicted_units
             used = pl.used
             while True:  # its pieces, while it is the least, it lasts and room is short
-                piece = block if block is not None else size
+                piece = bsize if block is not None else size
                 if piece > size:
                     piece = size
                 size -= piece
                 cached -= piece
                 units += piece
-                if size <= EPS or not same or not used + cached + need > cap:
+                if size <= _EPS or not same or not used + cached + need > cap:
                     break
             if size == ent.size and cached == pl.cached:  # (one piece: the others can't)
                 raise evict.NoProgress(evict.no_progress(piece, size, cached))
             ent.size = size
             pl.cached = cached
             pl.evicted_units = units
-            if size <= EPS:
+            if size <= _EPS:
                 del entries[ent.key]
                 pl.evicted_entries += 1
             if spill is not None:
@@ -809,6 +894,7 @@ class PoolOps:
                 raise evict.NoProgress(evict.too_many(piece))
         self.cur = prev
 
+    @cython.locals(pl=PoolCore, e=Entry)
     def least_entry(self, pl, cands):
         """The entry ``evict`` takes from next: the least by the ``evict by`` keys, then the
         release number; else by (release time, release number). Only the entries in
@@ -840,6 +926,8 @@ class PoolOps:
         self.fail(f"run: cannot make room in pool `{name}` (block {block}) at time "
                   f"{display(self.now)}: {why}; give the pool a larger block", self.cur)
 
+    @cython.locals(pl=PoolCore, ent=Entry, piece=cython.double, tier=PoolCore, te=Entry,
+                   w=cython.double)
     def spill(self, pl, ent, piece):
         to, via, work_fn, when_fn = pl.spill
         a = self.entry_context(pl, ent, piece)

@@ -4,8 +4,9 @@ expressions (``queue``, ``busy``, ``work``, ``est_*``, ``price``; §13).
 """
 from __future__ import annotations
 
-import heapq
+import sys
 from collections import deque
+from heapq import heappop, heappush
 
 try:
     import cython
@@ -13,6 +14,7 @@ except ImportError:  # Cython not installed: the no-op stand-in, the module runs
     from serq import _cython_shim as cython
 
 from serq.ir import types as T
+from serq.ir.arith import add
 from serq.sim.scheduler import EV_FINISH
 if cython.compiled:  # the accumulators' C type: their updates are C calls (stats.pxd)
     from cython.cimports.serq.sim.stats import TimeAvg, Welford
@@ -25,24 +27,23 @@ BETA = 1.0 - ALPHA  # the EWMA weight of the past, computed once (the same value
 NAN = float("nan")
 
 
+@cython.final
+@cython.cclass
 class Job:
+    """A job on a stage. ``Stage.new_job`` makes every one and sets its fields (compiled: C
+    fields, ``stages.pxd``); the last six are the step engine's, set by ``StepStage.add_job``."""
     __slots__ = ("id", "owner", "work", "mode", "growing", "enqueued", "started", "tag",
-                 "decode", "mark", "kv", "kv1", "gent", "dge", "tok")  # the last 6: step
-
-    def __init__(self, jid, owner, work, mode, growing, now):
-        self.id = jid
-        self.owner = owner
-        self.work = work
-        self.mode = mode
-        self.decode = mode == "Decode"
-        self.growing = growing
-        self.enqueued = now
-        self.started = now
-        self.tag = 0.0
+                 "decode", "mark", "kv", "kv1", "gent", "dge", "tok")
 
 
+@cython.cclass
 class Stage:
-    """What every stage has: a job map, statistics and a price estimator."""
+    """What every stage has: a job map, statistics and a price estimator.
+
+    Compiled, a ``cclass`` with C fields (``stages.pxd``): the per-event operations below
+    (``new_job``, ``job_done``, ``record``, a kind's ``add_job``/``start``/``finish``) are C
+    calls among themselves, and their float fields hold no float object. The kind flags are
+    class attributes, which subclasses (``StepStage``, ``SharedStage``) set."""
     settles = False
     is_step = False
     shared = False
@@ -69,26 +70,38 @@ class Stage:
         self.num_avg.reset(now)
         self.busy_avg.reset(now)
 
-    @cython.locals(num=TimeAvg, busy=TimeAvg)
+    @cython.locals(n=cython.Py_ssize_t)
     def record(self, now):
         n = len(self.jobs)
-        num = self.num_avg
-        busy = self.busy_avg
-        num.set(now, n)
-        busy.set(now, 1 if n else 0)
+        self.num_avg.set(now, n)
+        self.busy_avg.set(now, 1 if n else 0)
 
+    @cython.locals(j=Job, t=cython.double)
     def new_job(self, owner, work, mode, growing):
+        """A new job of ``work`` on this stage, its owner (when it has one) waiting in it."""
         sim = self.sim
-        j = Job(sim.next_job, owner, work, mode, growing, sim.now)
-        sim.next_job += 1
-        self.jobs[j.id] = j
+        j = Job.__new__(Job)
+        jid = sim.next_job
+        sim.next_job = jid + 1
+        t = sim.now
+        j.id = jid
+        j.owner = owner
+        j.work = work
+        j.mode = mode
+        j.decode = mode == "Decode"
+        j.growing = growing
+        j.enqueued = t
+        j.started = t
+        j.tag = 0.0
+        self.jobs[jid] = j
         if owner is not None:
             owner.status = IN_STAGE
             owner.job = j
             owner.stage = self
         return j
 
-    @cython.locals(waits=Welford, services=Welford)
+    @cython.locals(now=cython.double, start=cython.double, wait=cython.double,
+                   service=cython.double, gap=cython.double)
     def job_done(self, j):
         sim = self.sim
         now = sim.now
@@ -112,10 +125,8 @@ class Stage:
         self.e_n += 1
         if sim.warm:
             self.completed += 1
-            waits = self.wait
-            services = self.service
-            waits.add(wait)
-            services.add(service)
+            self.wait.add(wait)
+            self.service.add(service)
         o = j.owner
         if o is not None:  # the owner goes on
             o.status = READY
@@ -148,6 +159,14 @@ class Stage:
                     mean_itl=NAN, itl_p50=NAN, itl_p99=NAN)
 
     # kind-specific
+    def add_job(self, owner, work, mode, growing):
+        """A job for ``owner`` (None: a spill transfer) of ``work`` (> 0)."""
+        raise NotImplementedError
+
+    def finish(self, jid, epoch):
+        """A ``Finish`` event of this stage (§7): job ``jid`` may be done."""
+        raise NotImplementedError
+
     def present(self):
         return len(self.jobs)
 
@@ -162,13 +181,16 @@ class Stage:
         pass
 
 
+@cython.cclass
 class FifoStage(Stage):
     def __init__(self, sim, index, decl):
         super().__init__(sim, index, decl)
-        self.servers = decl.kind.servers
+        # a count beyond any number of jobs (fifo(1e300)) means the same: kept within a C size
+        self.servers = min(decl.kind.servers, sys.maxsize)
         self.queue = deque()
         self.active = []
 
+    @cython.locals(j=Job)
     def add_job(self, owner, work, mode, growing):
         j = self.new_job(owner, work, mode, growing)
         if self.queue or len(self.active) >= self.servers:
@@ -181,13 +203,16 @@ class FifoStage(Stage):
         while q and len(self.active) < self.servers:
             self.start(q.popleft())
 
+    @cython.locals(now=cython.double)
     def start(self, j):
         """A server takes job ``j``; it finishes after its work."""
         sim = self.sim
-        j.started = sim.now
+        now = sim.now
+        j.started = now
         self.active.append(j)
-        sim.schedule(sim.now + j.work, EV_FINISH, self.index, j.id, None)
+        sim.schedule(now + j.work, EV_FINISH, self.index, j.id, None)
 
+    @cython.locals(j=Job)
     def finish(self, jid, epoch):
         j = self.jobs.pop(jid, None)
         if j is None:
@@ -218,6 +243,7 @@ class FifoStage(Stage):
         return total
 
 
+@cython.cclass
 class PsStage(Stage):
     settles = True
 
@@ -231,19 +257,21 @@ class PsStage(Stage):
         self.epoch = 0
         self.dirty = False
 
+    @cython.locals(j=Job, now=cython.double)
     def add_job(self, owner, work, mode, growing):
         j = self.new_job(owner, work, mode, growing)
         now = self.sim.now
-        self.v += self.rate * (now - self.v_last)
-        self.v_last = now
+        self.advance(now)
         j.tag = self.v + work
-        heapq.heappush(self.tags, (j.tag, j.id))
+        heappush(self.tags, (j.tag, j.id))
         self.dirty = True
 
     def settle(self, pending_now):
         if self.dirty:
             self.reschedule()
 
+    @cython.locals(now=cython.double, n=cython.Py_ssize_t, phi=cython.double,
+                   tags=list, jobs=dict, tag=cython.double, delay=cython.double)
     def reschedule(self):
         sim = self.sim
         now = sim.now
@@ -254,30 +282,28 @@ class PsStage(Stage):
             phi = self.cap_fn(sim.na)
         else:
             phi = 0.0
-        self.v += self.rate * (now - self.v_last)
-        self.v_last = now
+        self.advance(now)
         self.rate = phi / n if n else 0.0
         self.epoch += 1
         self.dirty = False
         tags = self.tags
         jobs = self.jobs
         while tags and tags[0][1] not in jobs:
-            heapq.heappop(tags)
+            heappop(tags)
         if tags and self.rate > 0:
             tag, jid = tags[0]
             delay = (tag - self.v) / self.rate
             sim.schedule(now + (delay if delay > 0 else 0.0), EV_FINISH, self.index, jid,
                          self.epoch)
 
+    @cython.locals(j=Job)
     def finish(self, jid, epoch):
         if epoch != self.epoch:
             return
         j = self.jobs.pop(jid, None)
         if j is None:
             return
-        now = self.sim.now
-        self.v += self.rate * (now - self.v_last)
-        self.v_last = now
+        self.advance(self.sim.now)
         if j.tag > self.v:
             self.v = j.tag
         self.dirty = True
@@ -286,6 +312,13 @@ class PsStage(Stage):
     def remove_job(self, j):
         del self.jobs[j.id]
         self.dirty = True
+
+    @cython.locals(x=cython.double)
+    def advance(self, now):
+        """The virtual time at ``now`` (§7.2): ``v`` grows by ``rate`` per unit of time."""
+        x = self.rate * (now - self.v_last)
+        self.v = add(self.v, x) if x != x else self.v + x  # of two NaNs the first (arith)
+        self.v_last = now
 
     def work_left(self):
         now = self.sim.now
@@ -296,12 +329,15 @@ class PsStage(Stage):
         return total
 
 
+@cython.cclass
 class DelayStage(Stage):
+    @cython.locals(j=Job)
     def add_job(self, owner, work, mode, growing):
         j = self.new_job(owner, work, mode, growing)
         sim = self.sim
         sim.schedule(sim.now + work, EV_FINISH, self.index, j.id, None)
 
+    @cython.locals(j=Job)
     def finish(self, jid, epoch):
         j = self.jobs.pop(jid, None)
         if j is not None:

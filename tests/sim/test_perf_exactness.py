@@ -118,7 +118,8 @@ def _evict_one_by_one(pl, need, cap):
 
 def test_evict_lru_equals_piece_by_piece():
     import types
-    from serq.sim.pools import EPS, Entry, PoolOps
+    from serq.ir import types as T
+    from serq.sim.pools import EPS, Entry, PoolOps, PoolState
     rng = random.Random(1)
     for _ in range(3000):
         block = rng.choice([None, 16, 16.0, 1, 4.0, 7])
@@ -135,10 +136,11 @@ def test_evict_lru_equals_piece_by_piece():
         cap = rng.randint(0, 1500) + EPS
         units = rng.choice([0.0, 160.0, 3.5])
         pools = []
-        for _ in range(2):
-            pl = types.SimpleNamespace(block=block, entries={}, evicted_entries=0,
-                                       evicted_units=units, used=used, cached=0.0,
-                                       evict_keys=None, spill=None, lru_sorted=True)
+        for _ in range(2):  # a pool of the engine's own type (compiled, a C struct)
+            decl = T.Pool("p", None, cap, block, T.EvictLru(), "None", None, None, None)
+            pl = PoolState(types.SimpleNamespace(ex=None), 0, decl)
+            pl.evicted_units = units
+            pl.used = used
             for i, s in enumerate(sizes):
                 pl.entries[i] = Entry(i, s, 0.0, i, None)
                 pl.cached += s

@@ -1,0 +1,113 @@
+# C declarations of serq/sim/pools.py for the modules that call it compiled (`cimport`): a
+# pool's state, its cache entries, the requests, holds and leases as C structs with C numbers,
+# and the per-event pool rules as C calls (issue 10). Cython checks them against pools.py,
+# which stays the definition; this file only exports them. Every field is `public`: the
+# monitors, hooks, report, DRT and the step engine read them from Python.
+
+cimport cython
+
+from serq.sim.stats cimport TimeAvg, Welford
+
+
+@cython.final
+cdef class Entry:
+    cdef public object key
+    cdef public double size
+    cdef public double last
+    cdef public long long seq
+    cdef public object snap
+
+
+@cython.final
+cdef class Req:
+    cdef public object session
+    cdef public HoldTemplate tmpl
+    cdef public list pools
+    cdef public list units
+    cdef public object needs
+    cdef public double queued_at
+    cdef public bint resumed
+
+
+@cython.final
+cdef class HoldEntry:
+    cdef public Py_ssize_t pool
+    cdef public double alloc
+    cdef public double pos
+
+
+@cython.final
+cdef class Hold:
+    cdef public HoldTemplate tmpl
+    cdef public list entries
+    cdef public object lease_pool
+    cdef public bint grown
+
+    cpdef HoldEntry entry(self, Py_ssize_t pool)
+
+
+@cython.final
+cdef class Lease:
+    cdef public long long id
+    cdef public Py_ssize_t pool
+    cdef public double alloc
+    cdef public double computed
+    cdef public object cache
+
+
+@cython.final
+cdef class HoldTemplate:
+    cdef public object stmt
+    cdef public list refs
+    cdef public list units
+    cdef public list reserves
+    cdef public object reuse
+    cdef public object body
+    cdef public object cache
+    cdef public object lease_ref
+    cdef public object lease_idx
+    cdef public object lease_time
+
+
+# not final: PoolState (pools.py) is its Python subclass, whose methods can be replaced
+cdef class PoolCore:
+    cdef public object sim
+    cdef public Py_ssize_t index
+    cdef public object decl
+    cdef public double cap
+    cdef public object block
+    cdef public double used
+    cdef public double cached
+    cdef public list holders
+    cdef public dict entries
+    cdef public bint lru_sorted
+    cdef public object queue
+    cdef public object growers
+    cdef public bint lifo
+    cdef public object admit_via
+    cdef public object queue_keys
+    cdef public object evict_keys
+    cdef public object spill
+    cdef public bint engine_memory
+    cdef public bint active
+    cdef public TimeAvg used_avg
+    cdef public TimeAvg cached_avg
+    cdef public TimeAvg queue_avg
+    cdef public TimeAvg holders_avg
+    cdef public Welford wait
+    cdef public Py_ssize_t admissions
+    cdef public Py_ssize_t evicted_entries
+    cdef public double evicted_units
+    cdef public Py_ssize_t preemptions
+    cdef public Py_ssize_t spills
+    cdef public Py_ssize_t rejected
+    cdef public Py_ssize_t stuck
+
+    cpdef void record(self, double now)
+    cpdef void add_entry(self, Entry ent)
+    cpdef double up(self, double x)
+    cpdef double down(self, double x)
+    cpdef bint fits(self, double need)
+    cpdef Req next_waiter(self)
+    cpdef void try_admit(self)
+    cpdef void retry_growers(self)

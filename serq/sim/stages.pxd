@@ -1,0 +1,92 @@
+# C declarations of serq/sim/stages.py for the modules that call it compiled (`cimport`): a
+# job's and a stage's fields as C numbers and typed containers, the per-event operations as C
+# calls (issue 10). Cython checks them against stages.py, which stays the definition; this
+# file only exports them. Every field is `public`: the step engine (a Python subclass of
+# Stage), the flows, the monitors, the hooks and the tests read them as attributes.
+# A stage's kind flags (`settles`, `is_step`, `shared`) stay class attributes of stages.py:
+# a C field would hide the values that Python subclasses (StepStage, SharedStage) give them.
+
+cimport cython
+from serq.sim.stats cimport TimeAvg, Welford
+
+# a session's status (sessions.py) and the estimator's weights, as C constants
+cdef Py_ssize_t READY, QUEUED, IN_STAGE
+cdef double ALPHA, BETA
+
+
+@cython.final
+cdef class Job:
+    cdef public object id
+    cdef public object owner
+    cdef public double work
+    cdef public str mode
+    cdef public bint decode
+    cdef public object growing
+    cdef public double enqueued
+    cdef public double started
+    cdef public double tag
+    # the step engine's (step.py)
+    cdef public Py_ssize_t mark
+    cdef public object kv
+    cdef public object kv1
+    cdef public object gent
+    cdef public object dge
+    cdef public object tok
+
+
+cdef class Stage:
+    cdef public object sim
+    cdef public Py_ssize_t index
+    cdef public object decl
+    cdef public dict jobs
+    cdef public TimeAvg num_avg
+    cdef public TimeAvg busy_avg
+    cdef public Py_ssize_t completed
+    cdef public Welford wait
+    cdef public Welford service
+    cdef public Py_ssize_t e_n
+    cdef public double e_service
+    cdef public double e_wait
+    cdef public double e_gap
+    cdef public Py_ssize_t e_gaps
+    cdef public double e_last
+
+    cpdef void record(self, double now)
+    cpdef void add_job(self, object owner, double work, str mode, object growing)
+    cpdef void finish(self, object jid, object epoch)
+    cpdef Job new_job(self, object owner, double work, str mode, object growing)
+    cpdef void job_done(self, Job j)
+    cpdef double est_lambda(self)
+    cpdef double est_rho(self)
+
+
+cdef class FifoStage(Stage):
+    cdef public Py_ssize_t servers
+    cdef public object queue
+    cdef public list active
+
+    cpdef void add_job(self, object owner, double work, str mode, object growing)
+    cpdef void fill(self)
+    cpdef void start(self, Job j)
+    cpdef void finish(self, object jid, object epoch)
+
+
+cdef class PsStage(Stage):
+    cdef public object cap_fn
+    cdef public double v
+    cdef public double v_last
+    cdef public double rate
+    cdef public list tags
+    cdef public Py_ssize_t epoch
+    cdef public bint dirty
+
+    cpdef void add_job(self, object owner, double work, str mode, object growing)
+    cpdef void settle(self, bint pending_now)
+    cpdef void reschedule(self)
+    cdef void advance(self, double now)
+    cpdef void finish(self, object jid, object epoch)
+
+
+cdef class DelayStage(Stage):
+    cpdef void add_job(self, object owner, double work, str mode, object growing)
+    cpdef void finish(self, object jid, object epoch)
