@@ -34,7 +34,7 @@ else:
 READY, QUEUED, IN_STAGE, GROWING, ENDED = range(5)
 HOLD_FRAME = 2
 EPS = 1e-9
-# an entry of more blocks than this is evicted in one step (serq.sim.evict), not piece by piece
+# past this many pieces of one entry, the rest of it is evicted in one step (serq.sim.evict)
 BULK_PIECES = cython.declare(cython.Py_ssize_t, 64)
 # Programs with more pools than this (arrays) visit and record only the pools a run names
 # (PoolOps.init_active_pools): the cost would grow with the declared members, used or not.
@@ -442,7 +442,8 @@ class PoolOps:
         else:
             pl.queue.append(req)
 
-    @cython.locals(req=Req, t=HoldTemplate, k=cython.Py_ssize_t, u=cython.double, need=cython.double, r=cython.double, pl=PoolCore)
+    @cython.locals(req=Req, t=HoldTemplate, k=cython.Py_ssize_t, u=cython.double,
+                   need=cython.double, r=cython.double, pl=PoolCore)
     def req_fits(self, req):
         """Re-evaluate a waiting request's units and needs; does it fit every pool?"""
         s = req.session
@@ -832,14 +833,17 @@ class PoolOps:
     @cython.locals(pl=PoolCore, need=cython.double, cap=cython.double, ent=Entry,
                    bsize=cython.double, size=cython.double, cached=cython.double,
                    units=cython.double, used=cython.double, piece=cython.double,
-                   same=cython.bint, first=cython.bint, count=cython.Py_ssize_t)
+                   same=cython.bint, first=cython.bint, count=cython.Py_ssize_t,
+                   n=cython.Py_ssize_t)
     def evict(self, pl, need, cap):
         """``make_room``'s loop (§10): the least entry by the pool's eviction key (``evict by``
         keys, else LRU), one piece at a time, each piece spilled where the pool spills.
 
         Without keys or spill, the least entry stays the least until it is gone (nothing
-        else changes the entries meanwhile), so its pieces are taken in a row, and where they
-        are many, all at once (serq.sim.evict)."""
+        else changes the entries meanwhile), so its pieces are taken in a row, and past
+        ``BULK_PIECES`` of them, the rest at once (serq.sim.evict: the loop's state is its
+        entry's size, the cached total and the evicted units, so it goes on from there
+        exactly). Most evictions take a few pieces, which the loop takes faster."""
         prev = self.cur
         entries = pl.entries
         block = pl.block
@@ -857,17 +861,11 @@ class PoolOps:
             ent = next(iter(entries.values())) if first else self.least_entry(pl, cands)
             if ent is None:
                 break
-            if same and block is not None and ent.size > bsize * BULK_PIECES:
-                ent.size, pl.cached, pl.evicted_units, gone = evict.entry(
-                    ent.size, block, pl.cached, pl.evicted_units, pl.used, need, cap, EPS)
-                if gone:
-                    del entries[ent.key]
-                    pl.evicted_entries += 1
-                continue
             size = ent.size
             cached = pl.cached
             units = pl.evicted_units
             used = pl.used
+            n = 0
             while True:  # its pieces, while it is the least, it lasts and room is short
                 piece = bsize if block is not None else size
                 if piece > size:
@@ -876,6 +874,11 @@ class PoolOps:
                 cached -= piece
                 units += piece
                 if size <= _EPS or not same or not used + cached + need > cap:
+                    break
+                n += 1
+                if n == BULK_PIECES:  # many: the rest at once, where it can (serq.sim.evict)
+                    size, cached, units, gone = evict.entry(size, block, cached, units, used,
+                                                            need, cap, EPS)
                     break
             if size == ent.size and cached == pl.cached:  # (one piece: the others can't)
                 raise evict.NoProgress(evict.no_progress(piece, size, cached))
@@ -887,8 +890,8 @@ class PoolOps:
                 pl.evicted_entries += 1
             if spill is not None:
                 self.spill(pl, ent, piece)
-            # (a count of entries taken where they are taken in a row, each of at most
-            # BULK_PIECES pieces: the loop ends with them)
+            # (a count of entries taken where they are taken in a row, each in at most
+            # BULK_PIECES passes: the loop ends with them)
             count += 1
             if count >= evict.PIECES_LIMIT:
                 raise evict.NoProgress(evict.too_many(piece))
