@@ -14,8 +14,8 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
+import serq.sim.step as step
 from serq.sim.pools import EPS, PoolOps, PoolState
-from serq.sim.step import StepStage
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,13 @@ def _evict(pl, need, cap, pick, whole=False, touch_used=False):
         if ent.size <= EPS:
             del entries[ent.key]
             pl.evicted_entries += 1
+
+
+def _step_method(mp, name, replacement):
+    """Step stages made from now on have ``replacement`` for their method ``name``. Compiled,
+    ``StepStage`` is a cclass, whose methods cannot be set: the stages are made of a subclass
+    that overrides the method (``stages.make_stage`` looks ``step.StepStage`` up each time)."""
+    mp.setattr(step, "StepStage", type("StepStage", (step.StepStage,), {name: replacement}))
 
 
 def _oldest(entries):
@@ -116,13 +123,13 @@ def round_cache_up(mp):
 def serve_longest_first(mp):
     """A step stage served in admission order serves the resident with most work left
     first."""
-    original = StepStage.__init__
+    original = step.StepStage.__init__
 
     def init(self, sim, index, decl):
         original(self, sim, index, decl)
         if self.serve_keys is None and not self.exclusive:
             self.serve_keys = [lambda a: -sim.ctx.remaining]
-    mp.setattr(StepStage, "__init__", init)
+    _step_method(mp, "__init__", init)
 
 
 def preempt_oldest(mp):
@@ -167,7 +174,7 @@ def release_keeps_a_block(mp):
 def drop_token_at_chunk_boundary(mp):
     """At the end of an iteration, a prefill chunk that does not finish its job loses one
     more token of work than it was given (a token dropped at the chunk boundary)."""
-    original = StepStage.iter_end
+    original = step.StepStage.iter_end
 
     def iter_end(self, epoch):
         run = self.running
@@ -176,12 +183,12 @@ def drop_token_at_chunk_boundary(mp):
                 if not j.decode and j.work - tokens > 1.0:
                     j.work -= 1.0
         return original(self, epoch)
-    mp.setattr(StepStage, "iter_end", iter_end)
+    _step_method(mp, "iter_end", iter_end)
 
 
 def last_slice_short(mp):
     """The last job of a batch of several gets one token less than the fill gives it."""
-    original = StepStage.launch
+    original = step.StepStage.launch
 
     def launch(self, assign, attn, sums, *rest):
         if len(assign) > 1 and assign[-1][1] > 1.0:
@@ -189,12 +196,12 @@ def last_slice_short(mp):
             ntok, dec, npre, kvb, kvp = sums
             sums = (ntok - 1.0, dec, npre - (0.0 if assign[-1][0].decode else 1.0), kvb, kvp)
         return original(self, assign, attn, sums, *rest)
-    mp.setattr(StepStage, "launch", launch)
+    _step_method(mp, "launch", launch)
 
 
 def residents_by_arrival(mp):
     """A new step job joins the end of the residents, not its owner's admission place."""
-    original = StepStage.add_job
+    original = step.StepStage.add_job
 
     def add_job(self, owner, work, mode, growing):
         original(self, owner, work, mode, growing)
@@ -202,7 +209,7 @@ def residents_by_arrival(mp):
         newest = max(self.jobs.values(), key=lambda j: j.id)
         res.remove(newest)
         res.append(newest)
-    mp.setattr(StepStage, "add_job", add_job)
+    _step_method(mp, "add_job", add_job)
 
 
 def admit_without_fit(mp):

@@ -22,3 +22,14 @@ cdef class TimeAvg:
     cdef public double start
 
     cpdef void set(self, double t, double v)
+
+
+@cython.final
+cdef class LogHist:
+    cdef public Py_ssize_t count
+    cdef public double sum
+    cdef public dict _buckets
+    cdef public object _zero
+
+    cpdef void add(self, double x)
+    cpdef void add_repeat(self, double x, Py_ssize_t k)

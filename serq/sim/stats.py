@@ -22,7 +22,13 @@ try:
 except ImportError:  # Cython not installed: the no-op stand-in, the module runs interpreted
     from serq import _cython_shim as cython
 
-from serq.ir.arith import div
+from serq.ir.arith import add, div
+
+if cython.compiled:  # the C functions math.log and math.floor call for a finite float
+    from cython.cimports.libc.math import floor as _floor, log as _log
+else:
+    _floor = math.floor
+    _log = math.log
 
 __all__ = ["Welford", "TimeAvg", "LogHist", "ChangePoints", "T_95", "BATCHES", "LOG_STEP",
            "batch_means_ci", "p99", "total_order_key", "total_eq", "observe_summary",
@@ -37,6 +43,7 @@ T_95 = 2.093
 BATCHES = 20
 #: The ITL histogram's bucket width in log space, ``ln_1p(0.01)`` (not ``log(1.01)``).
 LOG_STEP = math.log1p(0.01)
+_LOG_STEP = cython.declare(cython.double, LOG_STEP)  # the same, a C double compiled
 
 _pack = struct.Struct("<d").pack
 _unpack_i64 = struct.Struct("<q").unpack
@@ -151,6 +158,8 @@ class TimeAvg:
 _ZERO_BUCKET = None  # key of the bucket of every x <= 0 (sorted below every integer bucket)
 
 
+@cython.final
+@cython.cclass
 class LogHist:
     """The ITL histogram (§8.7): exact mean, quantiles within half a bucket (0.5 %).
 
@@ -159,6 +168,10 @@ class LogHist:
     max. ``quantile(q)``: rank ``r = clamp(ceil(q * n), 1, n)``; walk the buckets upwards until
     the cumulative count reaches ``r``; answer ``exp((k + 0.5) * L)`` clamped into the bucket's
     ``[min, max]``. NaN while empty. ``mean`` is ``sum / count`` (the sum in insertion order).
+
+    Compiled, ``count`` and ``sum`` are C numbers (``stats.pxd``) and ``add_repeat`` a C call
+    for typed callers (the step engine's ``iter_end``, issue 10); a NaN is summed as
+    ``arith.add`` sums it (of two NaNs the first, as CPython keeps it).
     """
 
     __slots__ = ("count", "sum", "_buckets", "_zero")
@@ -169,18 +182,27 @@ class LogHist:
         self._buckets = {}  # k -> [count, min, max]
         self._zero = None  # [count, min, max] of the x <= 0 bucket
 
-    def add(self, x):
+    @cython.ccall
+    def add(self, x: cython.double) -> cython.void:
         self.add_repeat(x, 1)
 
-    def add_repeat(self, x, k):
+    @cython.ccall
+    @cython.locals(total=cython.double, i=cython.Py_ssize_t, q=cython.double)
+    def add_repeat(self, x: cython.double, k: cython.Py_ssize_t) -> cython.void:
         """``add(x)`` ``k`` times (the sum still added one by one)."""
         self.count += k
         total = self.sum
-        for _ in range(k):
-            total += x
+        if x != x:
+            for i in range(k):
+                total = add(total, x)
+        else:
+            for i in range(k):
+                total += x
         self.sum = total
         if x > 0:
-            kb = math.floor(math.log(x) / LOG_STEP)
+            q = _log(x) / _LOG_STEP
+            # math.floor of a float: an int, or OverflowError for inf (x = inf)
+            kb = int(_floor(q)) if q - q == 0.0 else math.floor(q)
             b = self._buckets.get(kb)
             if b is None:
                 self._buckets[kb] = [k, x, x]

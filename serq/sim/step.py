@@ -15,12 +15,15 @@ from serq.ir import types as T
 from serq.sim.pools import EPS, total_key
 from serq.sim.scheduler import EV_ITER
 from serq.sim.stages import Stage
-from serq.sim.stats import LogHist
 
-if cython.compiled:  # the accumulators' C type: their updates are C calls (stats.pxd)
-    from cython.cimports.serq.sim.stats import TimeAvg, Welford
+if cython.compiled:  # C types: a job's and a hold's fields, the accumulators' updates
+    from cython.cimports.serq.sim.pools import Hold, HoldEntry
+    from cython.cimports.serq.sim.stages import Job
+    from cython.cimports.serq.sim.stats import LogHist, TimeAvg, Welford
 else:
-    from serq.sim.stats import TimeAvg, Welford
+    from serq.sim.pools import Hold, HoldEntry
+    from serq.sim.stages import Job
+    from serq.sim.stats import LogHist, TimeAvg, Welford
 
 READY, QUEUED, IN_STAGE, GROWING = range(4)
 NAN = math.nan
@@ -28,7 +31,11 @@ U64_MAX = float(1 << 64)
 ZERO_COST_LIMIT = 100_000
 
 
+@cython.cclass
 class StepStage(Stage):
+    """A step stage (§8). Compiled, a ``cclass`` with C fields (``step.pxd``): the iteration's
+    counters and accumulators hold no Python object, and the per-iteration operations are C
+    calls among themselves."""
     settles = True
     is_step = True
 
@@ -88,7 +95,7 @@ class StepStage(Stage):
             self.idle_at = None
             self.step_stats(t, 0, 0.0)
 
-    @cython.locals(pre=TimeAvg, dec=TimeAvg, mix=TimeAvg, decs=TimeAvg)
+    @cython.locals(pre=TimeAvg, dec=TimeAvg, mix=TimeAvg, decs=TimeAvg, v=cython.Py_ssize_t)
     def step_stats(self, now, decoders, prefilled):
         """The iteration-kind flags and the decode count (ints), each ``TimeAvg.set`` skipped
         for a 0 that stays 0 (its piece ``0 * dt`` is 0.0, which leaves the integral as it
@@ -120,6 +127,7 @@ class StepStage(Stage):
                     mean_itl=itl.mean, itl_p50=itl.quantile(0.5), itl_p99=itl.quantile(0.99))
 
     # -- jobs -------------------------------------------------------------------------------
+    @cython.locals(j=Job)
     def add_job(self, owner, work, mode, growing):
         j = self.new_job(owner, work, mode, growing)
         seq = owner.adm_seq if owner is not None else U64_MAX
@@ -173,45 +181,30 @@ class StepStage(Stage):
         m = self.memory
         return [e for h in owner.holds for e in h.entries if e.pool == m]
 
-    def job_units(self, j):
-        """Units the job's owner holds in the memory pool (its cached entries, read anew)."""
-        e = j.kv1
-        if e is not None:  # one entry: its allocation is the sum (never -0.0)
-            return e.alloc
-        h = 0.0
-        for e in self.job_kv(j):
-            h += e.alloc
-        return h
-
-    def job_kv(self, j):
-        """``j.kv``, computed on first use; ``j.kv1`` is its entry when it has one only."""
-        kv = j.kv
-        if kv is None:
-            kv = j.kv = self.kv_entries(j.owner)
-            j.kv1 = kv[0] if len(kv) == 1 else None
-        return kv
-
     def totals(self):
         """Set the pre-iteration context: residents, decoders, kv_decode, kv_prefill."""
-        sim = self.sim
+        ctx = self.sim.ctx
         res = self.residents
         dec, kvb, kvp = self.kv_split(res)
-        sim.ctx.nres = float(len(res))
-        sim.ctx.ndec = float(dec)
-        sim.ctx.kvb = kvb
-        sim.ctx.kvp = kvp
-        return (sim.ctx.nres, sim.ctx.ndec, kvb, kvp)
+        nres = float(len(res))
+        ndec = float(dec)
+        ctx.nres = nres
+        ctx.ndec = ndec
+        ctx.kvb = kvb
+        ctx.kvp = kvp
+        return (nres, ndec, kvb, kvp)
 
+    @cython.locals(dec=cython.Py_ssize_t, kvb=cython.double, kvp=cython.double,
+                   h=cython.double, j=Job)
     def kv_split(self, jobs):
         """``decodes, kv_decode, kv_prefill`` of ``jobs``: how many decode, and the units
         their owners hold in the memory pool, summed over the decodes and over the others
-        (§8.2), in the jobs' order."""
+        (§8.2), in the jobs' order (the units are finite: no NaN to order)."""
         dec = 0
         kvb = 0.0
         kvp = 0.0
-        units = self.job_units
         for j in jobs:
-            h = units(j)
+            h = job_units(self, j)
             if j.decode:
                 dec += 1
                 kvb += h
@@ -220,8 +213,8 @@ class StepStage(Stage):
         return dec, kvb, kvp
 
     def set_totals(self, t):
-        sim = self.sim
-        sim.ctx.nres, sim.ctx.ndec, sim.ctx.kvb, sim.ctx.kvp = t
+        ctx = self.sim.ctx
+        ctx.nres, ctx.ndec, ctx.kvb, ctx.kvp = t
 
     def plan(self, totals=True):
         """Budget and chunk, evaluated with the pre-iteration totals (not computed when
@@ -235,17 +228,16 @@ class StepStage(Stage):
 
     @staticmethod
     def wants(j, chunk):
-        if j.decode:
-            return 1.0 if j.work >= 1.0 else j.work
-        if chunk > 0:
-            return chunk if chunk < j.work else j.work
-        return j.work
+        """What job ``j`` asks of an iteration with chunk ``chunk`` (§8.3; ``job_want``)."""
+        return job_want(j, chunk)
 
+    @cython.locals(budget=cython.double, chunk=cython.double, want=cython.double,
+                   r=cython.double)
     def budget_left(self):
         t, budget, chunk = self.plan()
         want = 0.0
         for j in self.residents:
-            want += self.wants(j, chunk)
+            want += job_want(j, chunk)
         r = budget - want
         return r if r > 0 else 0.0
 
@@ -256,13 +248,14 @@ class StepStage(Stage):
         if keys is None:
             return res
         sim = self.sim
+        ctx = sim.ctx
         self.set_totals(totals)
         ranked = []
         for j in res:
             o = j.owner
-            sim.ctx.decoding = 1.0 if j.decode else 0.0
-            sim.ctx.admission = o.adm_seq if o is not None else U64_MAX
-            sim.ctx.remaining = j.work
+            ctx.decoding = 1.0 if j.decode else 0.0
+            ctx.admission = o.adm_seq if o is not None else U64_MAX
+            ctx.remaining = j.work
             sim.cur = o
             a = o.attrs if o is not None else self.na
             ranked.append(([total_key(f(a)) for f in keys], j))
@@ -273,9 +266,26 @@ class StepStage(Stage):
     def settle(self, pending_now):
         if self.running is not None or pending_now:
             return
-        if self.residents or any(pl.queue for pl in self.via_pools):
+        if self.residents or self.waiting():
             self.start_iteration()
 
+    def waiting(self):
+        """Whether a hold waits in the queue of a pool admitted via this stage (§8.8)."""
+        for pl in self.via_pools:
+            if pl.queue:
+                return True
+        return False
+
+    @cython.locals(keyed=cython.bint, exclusive=cython.bint, resident_prefill=cython.bint,
+                   budget=cython.double, chunk=cython.double, left=cython.double,
+                   mark=cython.Py_ssize_t, pre0=cython.Py_ssize_t, attn=cython.double,
+                   admitted=cython.bint, ntok=cython.double, dec=cython.Py_ssize_t,
+                   npre=cython.double, kvb=cython.double, kvp=cython.double, full=cython.bint,
+                   check=cython.bint, ver=cython.Py_ssize_t, visited=cython.bint,
+                   decode=cython.bint, want=cython.double, tokens=cython.double,
+                   cap=cython.double, need=cython.double, hk=cython.double,
+                   grown=cython.bint, preempted=cython.bint, eps=cython.double, j=Job,
+                   h=Hold, e=HoldEntry, e1=HoldEntry)
     def start_iteration(self):
         """Plan and start an iteration (§8.3, §8.5): serve the residents in the serving order
         (§8.4), each its want within the budget left (under ``exclusive prefill``: one
@@ -299,15 +309,21 @@ class StepStage(Stage):
             sim.hooks.iter_begin(self, budget, chunk)
         if only is not None:
             only = self.only_filter(totals)
+        res = self.residents
         # under exclusive prefill, decodes wait while a prefill is resident
-        resident_prefill = exclusive and any(not j.decode for j in self.residents)
+        resident_prefill = False
+        if exclusive:
+            for j in res:
+                if not j.decode:
+                    resident_prefill = True
+                    break
         left = budget
         assign = []
         self.mark += 1
         mark = self.mark
         pre0 = sim.n_preemptions
+        eps = EPS
         attn = 0.0
-        res = self.residents
         # the totals of the cost, summed as jobs are given tokens; valid unless a job was
         # preempted, a hold admitted or a prefill served alone meanwhile (then
         # ``assignment_totals`` sums again)
@@ -338,7 +354,7 @@ class StepStage(Stage):
                     # the common decode: one token, no growth needed; what the general
                     # steps below do in that case (see where dge is set)
                     e, o, e1 = dge
-                    if o.status != GROWING and not e.pos + 1.0 - e.alloc > EPS:
+                    if o.status != GROWING and not e.pos + 1.0 - e.alloc > eps:
                         e.pos += 1.0
                         append([j, 1.0])
                         ntok += 1.0
@@ -350,7 +366,7 @@ class StepStage(Stage):
                             break
                         continue
                 decode = j.decode
-                want = self.wants(j, chunk)
+                want = job_want(j, chunk)
                 if exclusive and resident_prefill and decode:
                     tokens = 0.0
                 else:
@@ -369,7 +385,7 @@ class StepStage(Stage):
                     if o.status == GROWING:
                         continue
                     need = e.pos + tokens - e.alloc
-                    if need > EPS:
+                    if need > eps:
                         if not check:
                             seen = res[:res.index(j) + 1]  # this pass's jobs so far
                         grown = sim.grow(o, j.growing, need, j)
@@ -396,7 +412,7 @@ class StepStage(Stage):
                     left = budget
                 append([j, tokens])
                 ntok += tokens
-                hk = self.job_units(j)
+                hk = job_units(self, j)
                 if decode:
                     dec += 1
                     kvb += hk
@@ -414,7 +430,7 @@ class StepStage(Stage):
                 if ver < 0:
                     break
             else:  # every resident visited: admit a waiting hold, if one fits
-                if left > 0 and not sim.n_preemptions > pre0:
+                if left > 0 and not sim.n_preemptions > pre0 and self.waiting():
                     seen = None if check else res[:]
                     if self.admit_bound(budget if exclusive else left):
                         if seen is not None:
@@ -441,6 +457,7 @@ class StepStage(Stage):
             sums = (ntok, dec, npre, kvb, kvp)
         self.launch(assign, attn, sums, chunk)
 
+    @cython.locals(ntok=cython.double, npre=cython.double, tokens=cython.double, j=Job)
     def assignment_totals(self, assign):
         """``tokens, decodes, prefill tokens, kv_decode, kv_prefill`` of the final assignment;
         fails if a growth preempted a job that was given tokens."""
@@ -486,17 +503,21 @@ class StepStage(Stage):
             return v
         return allowed
 
+    @cython.locals(ntok=cython.double, dec=cython.Py_ssize_t, npre=cython.double,
+                   kvb=cython.double, kvp=cython.double, cost=cython.double, now=cython.double,
+                   batch=Welford, step_cost=Welford)
     def launch(self, assign, attn, sums, chunk=0.0):
         """Evaluate the iteration's cost and schedule its end."""
         sim = self.sim
         ntok, dec, npre, kvb, kvp = sums
-        sim.ctx.ntok = ntok
-        sim.ctx.ndec = float(dec)
-        sim.ctx.npre = npre
-        sim.ctx.nres = float(len(self.residents))
-        sim.ctx.kvb = kvb
-        sim.ctx.kvp = kvp
-        sim.ctx.attn = attn
+        ctx = sim.ctx
+        ctx.ntok = ntok
+        ctx.ndec = float(dec)
+        ctx.npre = npre
+        ctx.nres = float(len(self.residents))
+        ctx.kvb = kvb
+        ctx.kvp = kvp
+        ctx.attn = attn
         sim.cur = None
         cost = self.cost_fn(self.na)
         if not cost > 0:
@@ -525,8 +546,10 @@ class StepStage(Stage):
                 self.flush_idle()
         self.step_stats(now, dec, npre)
         if sim.warm and dec > 0:
-            self.batch.add(dec)
-            self.step_cost.add(cost)
+            batch = self.batch
+            step_cost = self.step_cost
+            batch.add(dec)
+            step_cost.add(cost)
         sim.schedule(now + cost, EV_ITER, self.index, self.epoch, None)
         if sim.hooks is not None:
             sim.hooks.iter_launch(self, assign, cost, sums)
@@ -566,13 +589,18 @@ class StepStage(Stage):
             return True
         return False
 
+    @cython.locals(now=cython.double, warm=cython.bint, px=cython.double, nrep=cython.Py_ssize_t,
+                   w=cython.double, fin=cython.bint, x=cython.double, eps=cython.double,
+                   j=Job, tokens=cython.double, itl=LogHist)
     def iter_end(self, epoch):
         run = self.running
         if run is None or run[0] != epoch:
             return
         self.running = None
         sim = self.sim
-        now = sim.now
+        t = sim.now
+        now = t
+        eps = EPS
         self.flush_idle()
         self.idle_at = now  # step_stats(now, 0, 0.0), pending (see flush_idle)
         jobs = self.jobs
@@ -582,15 +610,15 @@ class StepStage(Stage):
         warm = sim.warm
         # the latencies go to the histogram in runs of equal values (px, nrep): most tokens
         # of an iteration follow the previous iteration's
-        add_repeat = self.itl.add_repeat
-        px = None
-        nrep = 0
+        itl = self.itl
+        px = 0.0
+        nrep = 0  # (px is the run's value once nrep > 0)
         # every job of the assignment is still resident: remove_job takes a job out of the
         # running assignment as it takes it out of the stage
         for j, tokens in run[1]:
             w = j.work - tokens
             j.work = w
-            fin = w <= EPS
+            fin = w <= eps
             if fin:
                 done.append(j)
             last = j.tok
@@ -598,27 +626,30 @@ class StepStage(Stage):
                 # what ``token`` does for a decode whose owner's token record is settled:
                 # only the time of its last token moves
                 x = now - last[1]
-                last[1] = now
+                last[1] = t
             elif (j.decode or fin) and j.owner is not None:
-                x = self.token(j.owner, j.decode)
+                xo = self.token(j.owner, j.decode)
                 if j.decode:
                     # The record is now [turn, now, self, True, False]: it stays so while j is
                     # resident (the turn changes only as the session runs; a preemption that
                     # sets [4] removes j), so later tokens of j take the path above.
                     j.tok = j.owner.last_token
+                if xo is None:
+                    continue
+                x = xo
             else:
                 continue
-            if x is None or not warm:
+            if not warm:
                 continue
-            if x == px:
+            if nrep > 0 and x == px:
                 nrep += 1
             else:
                 if nrep:
-                    add_repeat(px, nrep)
+                    itl.add_repeat(px, nrep)
                 px = x
                 nrep = 1
         if nrep:
-            add_repeat(px, nrep)
+            itl.add_repeat(px, nrep)
         if done:
             res = self.residents
             for j in done:
@@ -647,6 +678,44 @@ class StepStage(Stage):
         last[3] = decoded or decode
         last[4] = False
         return x
+
+
+@cython.cfunc
+@cython.locals(j=Job, chunk=cython.double, w=cython.double)
+def job_want(j, chunk) -> cython.double:
+    """What job ``j`` asks of an iteration (§8.3): a decode one token (its work, if less),
+    a prefill its work, at most ``chunk`` when ``chunk > 0``."""
+    w = j.work
+    if j.decode:
+        return 1.0 if w >= 1.0 else w
+    if chunk > 0:
+        return chunk if chunk < w else w
+    return w
+
+
+@cython.cfunc
+@cython.locals(st=StepStage, j=Job, h=cython.double, e=HoldEntry)
+def job_units(st, j) -> cython.double:
+    """Units job ``j``'s owner holds in the memory pool of step stage ``st`` (its cached
+    entries, read anew)."""
+    e = j.kv1
+    if e is not None:  # one entry: its allocation is the sum (never -0.0)
+        return e.alloc
+    h = 0.0
+    for e in job_kv(st, j):
+        h += e.alloc
+    return h
+
+
+@cython.cfunc
+@cython.locals(st=StepStage, j=Job)
+def job_kv(st, j):
+    """``j.kv``, computed on first use; ``j.kv1`` is its entry when it has one only."""
+    kv = j.kv
+    if kv is None:
+        kv = j.kv = st.kv_entries(j.owner)
+        j.kv1 = kv[0] if len(kv) == 1 else None
+    return kv
 
 
 def sim_time(sim):

@@ -160,14 +160,17 @@ def test_a_broken_pool_account_is_named(monkeypatch):
 
 
 def test_a_wrong_fill_is_named(monkeypatch):
-    from serq.sim.step import StepStage
-    original = StepStage.launch
+    import serq.sim.step as step
+    original = step.StepStage.launch
 
     def launch(self, assign, attn, sums, *rest):
         if len(assign) > 1:
             assign[-1][1] = assign[-1][1] / 2  # the last slice gets half what it should
         return original(self, assign, attn, sums, *rest)
-    err = _broken(monkeypatch, StepStage, "launch", launch, serq.compile(str(VLLM), horizon=20))
+    # compiled, StepStage is a cclass whose methods cannot be set: the step stages are made
+    # of a subclass with this launch (stages.make_stage looks step.StepStage up each time)
+    faulty = type("StepStage", (step.StepStage,), {"launch": launch})
+    err = _broken(monkeypatch, step, "StepStage", faulty, serq.compile(str(VLLM), horizon=20))
     assert err.invariant == "greedy fill" and "the greedy fill is" in str(err)
     assert err.session is not None
 

@@ -1,0 +1,48 @@
+# C declarations of serq/sim/step.py (issue 10): the step stage's fields as C numbers and
+# typed containers, its per-iteration operations as C calls among themselves. Cython checks
+# them against step.py, which stays the definition. Every field is `public`: the hooks, the
+# monitors, the claims, the plan export and the tests read them as attributes.
+
+cimport cython
+from serq.sim.stages cimport Job, Stage
+from serq.sim.stats cimport LogHist, TimeAvg, Welford
+
+
+cdef class StepStage(Stage):
+    cdef public list na
+    cdef public object budget_fn
+    cdef public object chunk_fn
+    cdef public object cost_fn
+    cdef public object memory
+    cdef public bint exclusive
+    cdef public object serve_keys
+    cdef public object only_fn
+    cdef public list residents
+    cdef public Py_ssize_t rver
+    cdef public Py_ssize_t mark
+    cdef public object running
+    cdef public Py_ssize_t epoch
+    cdef public Py_ssize_t iterations
+    cdef public TimeAvg prefill_avg
+    cdef public TimeAvg decode_avg
+    cdef public TimeAvg mixed_avg
+    cdef public TimeAvg decodes_avg
+    cdef public Welford batch
+    cdef public Welford step_cost
+    cdef public LogHist itl
+    cdef public list via_pools
+    cdef public double zero_time
+    cdef public Py_ssize_t zero_count
+    cdef public object idle_at
+    cdef public object hook_iteration
+
+    cpdef void flush_idle(self)
+    cpdef void step_stats(self, double now, Py_ssize_t decoders, double prefilled)
+    cpdef void add_job(self, object owner, double work, str mode, object growing)
+    cpdef void settle(self, bint pending_now)
+    cpdef tuple plan(self, bint totals=*)
+    cpdef bint waiting(self)
+    cpdef void start_iteration(self)
+    cpdef bint admit_bound(self, double left)
+    cpdef token(self, object s, bint decode)
+
