@@ -4,10 +4,18 @@ Every IR block is compiled once into a list of small functions ("ops"), one per 
 a session runs by stepping a frame stack of ``[ops, pc, kind, hold]`` lists. An op returns
 a true value when the session must stop executing (it blocked, ended, or yielded its turn
 in the ready queue).
+
+Compiled, a ``Session`` is a C struct (``sessions.pxd``): the executor, the ops and the other
+compiled modules read and write its fields without an attribute look-up (issue 10).
 """
 from __future__ import annotations
 
 import math
+
+try:
+    import cython
+except ImportError:  # Cython not installed: the no-op stand-in, the module runs interpreted
+    from serq import _cython_shim as cython
 
 from serq.ir import types as T
 from serq.ir.show import show_expr, show_ref
@@ -21,37 +29,48 @@ U64_MAX = float(1 << 64)
 LOOP_SPIN_LIMIT = 1_000_000
 
 
-class Session:
-    """A session. Only what every session needs is set per instance; the other fields read
-    their initial value from the class until first written (a session is made per
-    arrival). ``holds`` and ``leases`` start as an empty tuple and ``preempt_pos`` as the
-    shared empty ``NO_POS``: the few places that add to them replace them first."""
-    job = None          # the job it waits for, while IN_STAGE
-    stage = None        # that job's stage
-    holds = ()          # admitted holds, innermost last
-    pending = None      # the hold it queues for, while QUEUED
-    queued_pool = None
-    trace_turns = None  # the turns of its trace session (or its script)
-    trace_pos = 0
-    script = False
-    adm_seq = U64_MAX
-    preempt_pos = None  # set to NO_POS below
-    stuck = False
-    leases = ()
-    last_token = None
-    spins = 0
-    spin_time = -1.0
-    grow = None
-
-    def __init__(self, serial, nattrs, frame):
-        self.serial = serial
-        self.attrs = [0.0] * nattrs
-        self.frames = [frame]
-        self.status = READY
-
-
 NO_POS = {}  # never written: see Session
-Session.preempt_pos = NO_POS
+
+
+@cython.final
+@cython.cclass
+class Session:
+    """A session (§5), made by :func:`new_session`. Only what every session needs is set per
+    instance (a session is made per arrival): the fields that start as ``None``, ``0`` or
+    ``False`` are not. Compiled, they are C fields, which start so; interpreted, they read
+    their value from the class until first written. ``holds`` and ``leases`` start as an
+    empty tuple and ``preempt_pos`` as the shared empty ``NO_POS``: the few places that add
+    to them replace them first."""
+    if not cython.compiled:
+        job = None          # the job it waits for, while IN_STAGE
+        stage = None        # that job's stage
+        pending = None      # the hold it queues for, while QUEUED
+        queued_pool = None
+        trace_turns = None  # the turns of its trace session (or its script)
+        trace_pos = 0
+        script = False
+        stuck = False
+        last_token = None
+        spins = 0           # passes of a loop body at time spin_time (see execute)
+        spin_time = 0.0
+        grow = None
+
+
+@cython.locals(s=Session)
+def new_session(serial, nattrs, frame):
+    """A session with its first frame. ``__new__`` and the stores here, not ``__init__``:
+    compiled, a C allocation and C stores (a call of the class goes through Python's call
+    protocol); interpreted, a plain function call is cheaper than a class's ``__init__``."""
+    s = Session.__new__(Session)
+    s.serial = serial
+    s.attrs = [0.0] * nattrs
+    s.frames = [frame]
+    s.status = READY
+    s.holds = ()     # admitted holds, innermost last
+    s.leases = ()
+    s.adm_seq = U64_MAX
+    s.preempt_pos = NO_POS
+    return s
 
 
 def u32(x):
@@ -148,9 +167,10 @@ class SessionOps:
         return out
 
     # -- spawning (§5.1) --------------------------------------------------------------------
+    @cython.locals(s=Session)
     def spawn(self, init=None):
         p = self.p
-        s = Session(self.next_serial, self.nattrs, [self.session_ops, 0, PLAIN, None])
+        s = new_session(self.next_serial, self.nattrs, [self.session_ops, 0, PLAIN, None])
         self.next_serial += 1
         s.attrs[p.slot_serial] = float(s.serial)
         if init is not None and init.turns:
@@ -189,7 +209,12 @@ class SessionOps:
         self.cur = prev
 
     # -- executing (§6) -----------------------------------------------------------------------
+    @cython.locals(s=Session, frames=list, fr=list, ops=list, pc=cython.Py_ssize_t,
+                   kind=cython.int)
     def execute(self, s):
+        """Step ``s`` until it stops. A loop frame counts the passes of its body at one
+        instant (``spins``, reset when the time differs from ``spin_time``; as ``spins``
+        starts at 0, ``spin_time``'s start value does not matter)."""
         self.cur = s
         frames = s.frames
         while s.status == READY:
@@ -223,6 +248,7 @@ class SessionOps:
                 self.end_hold_scope(s)
                 self.cur = s
 
+    @cython.locals(s=Session)
     def end_session(self, s):
         if s.status == ENDED:
             return
@@ -239,6 +265,7 @@ class SessionOps:
         if self.closed:
             self.spawn()
 
+    @cython.locals(s=Session, a=list, i=cython.Py_ssize_t)
     def do_turn(self, s):
         p = self.p
         a = s.attrs
@@ -282,8 +309,10 @@ class SessionOps:
         if t is T.Observe:
             return self.compile_observe(st, stream)
         if t is T.End:
+            end = self.end_session
+
             def op(s):
-                S.end_session(s)
+                end(s)
                 return True
             return op
         if t is T.Turn:
@@ -291,6 +320,7 @@ class SessionOps:
         if t is T.Loop:
             body = self.block(st.body, stream)
 
+            @cython.locals(s=Session)
             def op(s):
                 s.frames.append([body, 0, LOOP, None])
             return op
@@ -306,19 +336,23 @@ class SessionOps:
             return self.compile_pool_stmt(st, stream)
         raise ValueError(f"unknown statement {st!r}")
 
+    @cython.locals(slot=cython.Py_ssize_t)
     def compile_set(self, st, stream):
         """``set``: the attribute written; ``set t = now`` reads the clock in place."""
         slot = st.slot
         shape, f, S = self.ex.node(st.expr, stream)
         if shape == NOW:
+            @cython.locals(s=Session)
             def op(s):
                 s.attrs[slot] = S.now
         else:
+            @cython.locals(s=Session, a=list)
             def op(s):
                 a = s.attrs
                 a[slot] = f(a)
         return op
 
+    @cython.locals(slot_turn=cython.Py_ssize_t)
     def compile_observe(self, st, stream):
         """``observe``: the value recorded with its time, session and turn once warm; before
         the warm-up kept only for an observer that asks (``Hooks.early_observations``)."""
@@ -328,6 +362,7 @@ class SessionOps:
         samples, times, sessions, turns = [rec.append for rec in self.obs[k]]
         slot_turn = self.p.slot_turn
 
+        @cython.locals(s=Session, a=list)
         def op(s):
             a = s.attrs
             v = f(a)
@@ -347,6 +382,7 @@ class SessionOps:
         other = self.block(st.other, stream)
         text = self.show(st.guard)
 
+        @cython.locals(s=Session)
         def op(s):
             v = g(s.attrs)
             if v == 1.0:
@@ -364,6 +400,7 @@ class SessionOps:
         keys = [self.ex.function(k, stream) for k in st.key]
         var = st.var
 
+        @cython.locals(s=Session)
         def op(s):
             a = s.attrs
             c = count(a)
@@ -401,6 +438,7 @@ class SessionOps:
         if idxf is None and not shared and growing is None:
             add = stages[base].add_job  # the common run: one stage, not growing
 
+            @cython.locals(s=Session)
             def op(s):
                 w = work(s.attrs)
                 if not w > 0:
@@ -410,6 +448,7 @@ class SessionOps:
                 return True
             return op
 
+        @cython.locals(s=Session)
         def op(s):
             a = s.attrs
             i = base if idxf is None else S.ref_index(base, count, idxf(a), "stage")

@@ -1,0 +1,39 @@
+# C declarations of serq/sim/sessions.py (issue 10): a session's fields as C fields, read and
+# written by compiled callers without an attribute look-up, and the session's states and frame
+# kinds as C constants. Cython checks them against sessions.py, which stays the definition.
+# Every field is `public`: the pools, stages and step engine write them, and the interpreted
+# observers (monitors.py, hooks.py, serq/claims, tests) read them.
+
+cimport cython
+
+
+@cython.final
+cdef class Session:
+    cdef public Py_ssize_t serial
+    cdef public list attrs
+    cdef public list frames       # [ops, pc, kind, hold] lists, innermost last
+    cdef public int status        # READY, QUEUED, IN_STAGE, GROWING or ENDED
+    cdef public object job
+    cdef public object stage
+    cdef public object holds      # () until the first hold, then a list
+    cdef public object pending
+    cdef public object queued_pool
+    cdef public object trace_turns
+    cdef public Py_ssize_t trace_pos
+    cdef public bint script
+    cdef public double adm_seq    # a float in both modes (pools.py writes float(next_adm))
+    cdef public dict preempt_pos  # the shared NO_POS until the first preemption
+    cdef public bint stuck
+    cdef public object leases     # () until the first lease, then a list
+    cdef public object last_token
+    cdef public Py_ssize_t spins
+    cdef public double spin_time
+    cdef public object grow
+
+
+cdef int READY, QUEUED, IN_STAGE, GROWING, ENDED
+cdef int PLAIN, LOOP, HOLD
+cdef Py_ssize_t LOOP_SPIN_LIMIT
+
+cdef unsigned int u32(double x) noexcept
+cdef Session new_session(Py_ssize_t serial, Py_ssize_t nattrs, list frame)
