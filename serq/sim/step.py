@@ -287,7 +287,7 @@ class StepStage(Stage):
                    decode=cython.bint, want=cython.double, tokens=cython.double,
                    cap=cython.double, need=cython.double, hk=cython.double,
                    grown=cython.bint, preempted=cython.bint, eps=cython.double, j=Job,
-                   h=Hold, e=HoldEntry, e1=HoldEntry, o=Session)
+                   h=Hold, e=HoldEntry, e1=HoldEntry, o=Session, k=cython.Py_ssize_t)
     def start_iteration(self):
         """Plan and start an iteration (§8.3, §8.5): serve the residents in the serving order
         (§8.4), each its want within the budget left (under ``exclusive prefill``: one
@@ -341,7 +341,8 @@ class StepStage(Stage):
         while not full:
             ver = self.rver
             visited = False
-            for j in self.order(totals):  # without keys: the residents list itself
+            # without keys: the residents list itself (k: j's place in it, in the first pass)
+            for k, j in enumerate(self.order(totals)):
                 if visited and keyed:
                     break  # the order anew
                 if check:
@@ -390,7 +391,7 @@ class StepStage(Stage):
                     need = e.pos + tokens - e.alloc
                     if need > eps:
                         if not check:
-                            seen = res[:res.index(j) + 1]  # this pass's jobs so far
+                            seen = res[:k + 1]  # this pass's jobs so far
                         grown = sim.grow(o, j.growing, need, j)
                         if self.rver != ver:  # the list changed under the pass
                             if not check:
