@@ -5,13 +5,30 @@ Every job on a shared stage is a *flow*: one id in the job map of every stage it
 remaining amount and a rate. Rates are recomputed at the end of a settle, for the connected
 component of the stages that changed; one ``Finish`` event is scheduled for the flow that
 ends first, under a global flow epoch.
+
+Compiled, ``Flow`` and ``SharedStage`` are ``cclass``es with C fields (``flows.pxd``), and the
+flow operations read them through typed locals: rates and amounts are C doubles (a sum of
+rates meets no two different NaNs, which C could keep otherwise than CPython: a rate is 0 or a
+share of the stage's constant capacity; a remaining amount is clamped at 0).
 """
 from __future__ import annotations
 
+try:
+    import cython
+except ImportError:  # Cython not installed: the no-op stand-in, the module runs interpreted
+    from serq import _cython_shim as cython
+
 from serq.ir import types as T
-from serq.sim.stages import EV_FINISH, Stage
+from serq.sim.scheduler import EV_FINISH
+
+if cython.compiled:  # the stages' C types (stages.pxd): their fields are C reads
+    from cython.cimports.serq.sim.stages import Job, Stage
+else:
+    from serq.sim.stages import Job, Stage
 
 
+@cython.final
+@cython.cclass
 class Flow:
     __slots__ = ("job", "stages", "remaining", "rate")
 
@@ -22,6 +39,7 @@ class Flow:
         self.rate = 0.0
 
 
+@cython.cclass
 class SharedStage(Stage):
     shared = True
 
@@ -37,6 +55,7 @@ class SharedStage(Stage):
             self.cap = 1.0
         self.flows = {}  # id -> Flow, in id (insertion) order
 
+    @cython.locals(f=Flow, total=cython.double)
     def record(self, now):
         n = len(self.jobs)
         self.num_avg.set(now, n)
@@ -87,6 +106,7 @@ class FlowOps:
     def shared_stages(self):
         return self.shared_stage_set()
 
+    @cython.locals(f=Flow, now=cython.double, dt=cython.double, r=cython.double)
     def advance_flows(self):
         now = self.now
         dt = now - self.flows_last
@@ -95,6 +115,7 @@ class FlowOps:
             f.remaining = r if r > 0 else 0.0
         self.flows_last = now
 
+    @cython.locals(j=Job, f=Flow, st=SharedStage)
     def start_flow(self, owner, first, others, work):
         self.advance_flows()
         idxs = [first] + [i for i in others]
@@ -109,6 +130,7 @@ class FlowOps:
             self.flows_touched.add(st.index)
         self.flows_dirty = True
 
+    @cython.locals(f=Flow, st=SharedStage)
     def end_flow(self, jid):
         f = self.flows.pop(jid, None)
         if f is None:
@@ -121,6 +143,7 @@ class FlowOps:
         self.flows_dirty = True
         return f
 
+    @cython.locals(f=Flow, j=Job, st=SharedStage)
     def finish_flow(self, jid, epoch):
         if epoch != self.flow_epoch or jid not in self.flows:
             return
@@ -133,6 +156,7 @@ class FlowOps:
         j.owner = owner  # the last one's job_done also sends the owner on
         f.stages[-1].job_done(j)
 
+    @cython.locals(f=Flow, st=SharedStage, s2=SharedStage)
     def recompute_flows(self):
         self.advance_flows()
         self.flows_dirty = False
