@@ -18,15 +18,18 @@ from serq.sim.stages import Stage
 
 if cython.compiled:  # C types: job, hold and session fields, the accumulators' updates
     from cython.cimports.serq.sim.pools import Hold, HoldEntry
-    from cython.cimports.serq.sim.sessions import GROWING, READY, Session
+    from cython.cimports.serq.sim.sessions import Session
     from cython.cimports.serq.sim.stages import Job
     from cython.cimports.serq.sim.stats import LogHist, TimeAvg, Welford
 else:
     from serq.sim.pools import Hold, HoldEntry
-    from serq.sim.sessions import GROWING, READY, Session
+    from serq.sim.sessions import Session
     from serq.sim.stages import Job
     from serq.sim.stats import LogHist, TimeAvg, Welford
 
+# a session's states (sessions.py; here too, as C constants compiled: this module may run
+# interpreted beside a compiled sessions, whose constants are not Python names)
+READY, QUEUED, IN_STAGE, GROWING = 0, 1, 2, 3
 NAN = math.nan
 U64_MAX = float(1 << 64)
 ZERO_COST_LIMIT = 100_000
