@@ -4,8 +4,12 @@
 # monitors, the claims, the plan export and the tests read them as attributes.
 
 cimport cython
+from serq.sim.sessions cimport Session
 from serq.sim.stages cimport Job, Stage
 from serq.sim.stats cimport LogHist, TimeAvg, Welford
+
+
+cdef int READY, QUEUED, IN_STAGE, GROWING
 
 
 cdef class StepStage(Stage):
@@ -44,5 +48,5 @@ cdef class StepStage(Stage):
     cpdef bint waiting(self)
     cpdef void start_iteration(self)
     cpdef bint admit_bound(self, double left)
-    cpdef token(self, object s, bint decode)
+    cpdef token(self, Session s, bint decode)
 

@@ -16,16 +16,20 @@ from serq.sim.pools import EPS, total_key
 from serq.sim.scheduler import EV_ITER
 from serq.sim.stages import Stage
 
-if cython.compiled:  # C types: a job's and a hold's fields, the accumulators' updates
+if cython.compiled:  # C types: job, hold and session fields, the accumulators' updates
     from cython.cimports.serq.sim.pools import Hold, HoldEntry
+    from cython.cimports.serq.sim.sessions import Session
     from cython.cimports.serq.sim.stages import Job
     from cython.cimports.serq.sim.stats import LogHist, TimeAvg, Welford
 else:
     from serq.sim.pools import Hold, HoldEntry
+    from serq.sim.sessions import Session
     from serq.sim.stages import Job
     from serq.sim.stats import LogHist, TimeAvg, Welford
 
-READY, QUEUED, IN_STAGE, GROWING = range(4)
+# a session's states (sessions.py; here too, as C constants compiled: this module may run
+# interpreted beside a compiled sessions, whose constants are not Python names)
+READY, QUEUED, IN_STAGE, GROWING = 0, 1, 2, 3
 NAN = math.nan
 U64_MAX = float(1 << 64)
 ZERO_COST_LIMIT = 100_000
@@ -127,15 +131,16 @@ class StepStage(Stage):
                     mean_itl=itl.mean, itl_p50=itl.quantile(0.5), itl_p99=itl.quantile(0.99))
 
     # -- jobs -------------------------------------------------------------------------------
-    @cython.locals(j=Job)
+    @cython.locals(j=Job, r=Job, o=Session, seq=cython.double, umax=cython.double)
     def add_job(self, owner, work, mode, growing):
         j = self.new_job(owner, work, mode, growing)
-        seq = owner.adm_seq if owner is not None else U64_MAX
+        umax = U64_MAX
+        seq = owner.adm_seq if owner is not None else umax
         res = self.residents
         pos = len(res)
         for k, r in enumerate(res):
             o = r.owner
-            if (o.adm_seq if o is not None else U64_MAX) > seq:
+            if (o.adm_seq if o is not None else umax) > seq:
                 pos = k
                 break
         res.insert(pos, j)
@@ -285,7 +290,7 @@ class StepStage(Stage):
                    decode=cython.bint, want=cython.double, tokens=cython.double,
                    cap=cython.double, need=cython.double, hk=cython.double,
                    grown=cython.bint, preempted=cython.bint, eps=cython.double, j=Job,
-                   h=Hold, e=HoldEntry, e1=HoldEntry)
+                   h=Hold, e=HoldEntry, e1=HoldEntry, o=Session, k=cython.Py_ssize_t)
     def start_iteration(self):
         """Plan and start an iteration (§8.3, §8.5): serve the residents in the serving order
         (§8.4), each its want within the budget left (under ``exclusive prefill``: one
@@ -339,7 +344,8 @@ class StepStage(Stage):
         while not full:
             ver = self.rver
             visited = False
-            for j in self.order(totals):  # without keys: the residents list itself
+            # without keys: the residents list itself (k: j's place in it, in the first pass)
+            for k, j in enumerate(self.order(totals)):
                 if visited and keyed:
                     break  # the order anew
                 if check:
@@ -377,9 +383,10 @@ class StepStage(Stage):
                 # ge: j.gent, (hold, entry, owner) of a growing job with an owner
                 ge = j.gent
                 if ge is None and j.growing is not None and j.owner is not None:
-                    if j.owner.status == GROWING:
+                    o = j.owner
+                    if o.status == GROWING:
                         continue
-                    ge = j.gent = self.growing_entry(j.owner, j.growing)
+                    ge = j.gent = self.growing_entry(o, j.growing)
                 if ge is not None:
                     h, e, o = ge
                     if o.status == GROWING:
@@ -387,7 +394,7 @@ class StepStage(Stage):
                     need = e.pos + tokens - e.alloc
                     if need > eps:
                         if not check:
-                            seen = res[:res.index(j) + 1]  # this pass's jobs so far
+                            seen = res[:k + 1]  # this pass's jobs so far
                         grown = sim.grow(o, j.growing, need, j)
                         if self.rver != ver:  # the list changed under the pass
                             if not check:
@@ -563,6 +570,7 @@ class StepStage(Stage):
             sim.fail(f"`growing {name}` outside a hold of it", o, f"growing {name}")
         return h, h.entry(g), o
 
+    @cython.locals(s=Session)
     def admit_bound(self, left):
         """Admit one waiting hold of an ``admit via`` pool inside the iteration (§8.8)."""
         sim = self.sim
