@@ -22,11 +22,12 @@ def test_hypothesis_drt_long():
 
 def test_the_distribution_preempts_evicts_and_grows():
     """The point of the generator: unlike upstream's cases (6 of 200 preempt), a good share of
-    its programs preempt and evict."""
+    its programs preempt and evict. Derandomized: the tally is a share of a sample, so an
+    unseeded draw could fall short by chance (it did once in a full run)."""
     from hypothesis import HealthCheck, given, settings
     seen = collections.Counter()
 
-    @settings(max_examples=60, database=None, deadline=None,
+    @settings(max_examples=60, database=None, deadline=None, derandomize=True,
               suppress_health_check=list(HealthCheck))
     @given(hyp.programs())
     def tally(program):
