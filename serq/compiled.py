@@ -53,12 +53,18 @@ def modules(root=os.path.dirname(_HERE)):
     return names
 
 
-_CIMPORT = "from cython.cimports."
-
-
 def _cimported(line):
-    """``serq.sim.stats`` from ``from cython.cimports.serq.sim.stats import TimeAvg``."""
-    return line.split()[1][len("cython.cimports."):]
+    """The serq module a line cimports, or None: ``serq.sim.stats`` from ``from
+    cython.cimports.serq.sim.stats import TimeAvg`` (a ``.py``) or from ``from serq.sim.stats
+    cimport TimeAvg`` (a ``.pxd``)."""
+    words = line.split()
+    if len(words) < 4 or words[0] != "from":
+        return None
+    if words[1].startswith("cython.cimports.serq."):
+        return words[1][len("cython.cimports."):]
+    if words[1].startswith("serq.") and words[2] == "cimport":
+        return words[1]
+    return None
 
 
 def source_hash(path):
@@ -80,9 +86,8 @@ def source_hash(path):
                 with open(q, "rb") as f:
                     data = f.read()
                 h.update(data)
-                todo += [os.path.join(root, *_cimported(line).split(".")) + ".py"
-                         for line in data.decode("utf-8").splitlines()
-                         if line.strip().startswith(_CIMPORT + "serq.")]
+                names = [_cimported(line) for line in data.decode("utf-8").splitlines()]
+                todo += [os.path.join(root, *name.split(".")) + ".py" for name in names if name]
     return h.hexdigest()
 
 

@@ -5,7 +5,8 @@ One ``Sim`` holds the whole run state. Its behaviour is split by concept over mi
 delay), ``flows.FlowOps`` (shared stages), ``pools.PoolOps`` (holds, admission, growth,
 preemption, cache), ``step.StepOps`` (the continuous-batching engine). This module owns the
 event loop, settling, the time averages and the end of the run (interpreter.md §3–§4); the
-clock and the event heap are ``scheduler.Scheduler``'s.
+clock and the event heap are ``scheduler.Scheduler``'s, and the fields every concept shares
+are declared by ``state.RunState`` (C slots, compiled).
 """
 from __future__ import annotations
 
@@ -26,18 +27,18 @@ from serq.sim.exprs import Context, ExprCompiler
 from serq.sim.flows import FlowOps
 from serq.sim.interrupts import POLL_EVENTS, poll
 from serq.sim.pools import PoolOps, PoolState
-from serq.sim.scheduler import (EV_ARRIVE, EV_FINISH, EV_ITER, EV_LEASE, EV_WARMUP,
-                                Scheduler)
+from serq.sim.scheduler import EV_ARRIVE, EV_FINISH, EV_ITER, EV_LEASE, EV_WARMUP
+from serq.sim.state import RunState
 from serq.sim.sessions import SessionOps
 from serq.sim.stages import StageOps, make_stage
 from serq.sim.step import StepOps
 
-# Compiled, the C types: the clock (the methods typed `self=Scheduler` read it as a C
-# field), the accumulator's update and the arrival gap as C calls (scheduler.pxd, stats.pxd,
+# Compiled, the C types: the run's fields (the methods typed `self=RunState` read them as C
+# slots), the accumulator's update and the arrival gap as C calls (state.pxd, stats.pxd,
 # rng.pxd)
 if cython.compiled:
     from cython.cimports.serq.sim.rng import poisson_gap
-    from cython.cimports.serq.sim.scheduler import Scheduler
+    from cython.cimports.serq.sim.state import RunState
     from cython.cimports.serq.sim.stats import TimeAvg
 else:
     from serq.sim.rng import poisson_gap
@@ -55,9 +56,9 @@ INSTANT_EVENT_LIMIT = 1_000_000
 SESSIONS_AT_ONCE = 100_000_000
 
 
-class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
+class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
     def __init__(self, program: T.Program, trace=None, times=None):
-        Scheduler.__init__(self)
+        RunState.__init__(self)
         self.p = program
         self.defer_index = False  # see ref_index
         self.index_error = None
@@ -259,7 +260,7 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
             hooks.end()
         return self.now
 
-    @cython.locals(self=Scheduler, heap=list, horizon=cython.double, t=cython.double,
+    @cython.locals(self=RunState, heap=list, horizon=cython.double, t=cython.double,
                    ev=tuple, kind=cython.long, finish=cython.long, iteration=cython.long,
                    arrive=cython.long, lease=cython.long, stages=list,
                    limited=cython.bint, gauges=cython.bint, countdown=cython.Py_ssize_t)
@@ -353,7 +354,7 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         for pl in self.pools:
             pl.reset_stats(now)
 
-    @cython.locals(self=Scheduler)
+    @cython.locals(self=RunState)
     def on_arrive(self):
         limit = self.limit
         if limit is None or self.arrivals < limit - 1:
@@ -375,7 +376,7 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         self.settle_state()
         self.record()
 
-    @cython.locals(self=Scheduler, heap=list)
+    @cython.locals(self=RunState, heap=list)
     def settle_state(self):
         """The state's part of the settle (§4): run the ready sessions and admit on the
         pools until neither has anything left to do; then start the step iterations and
@@ -394,7 +395,7 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         if self.flows_dirty:
             self.recompute_flows()
 
-    @cython.locals(self=Scheduler)
+    @cython.locals(self=RunState)
     def run_ready(self):
         """Execute the sessions of the ready queue, in order, each until it blocks (one may
         be in the queue twice, or no longer ready: it is skipped then)."""
@@ -409,7 +410,7 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         """"Admit all" (§9.3): retry every pool's stalled growers and admit its queue."""
         self.visit_active_pools(False)
 
-    @cython.locals(self=Scheduler, settling=cython.bint, active=list, i=cython.Py_ssize_t)
+    @cython.locals(self=RunState, settling=cython.bint, active=list, i=cython.Py_ssize_t)
     def visit_active_pools(self, settling):
         """The settle's (or "admit all"'s) pass over the pools, in declaration order, over
         the active ones (all of them but in programs with pool arrays, see
@@ -431,7 +432,7 @@ class Sim(Scheduler, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
                 i = active.index(pl)
             i += 1
 
-    @cython.locals(self=Scheduler, live=TimeAvg)
+    @cython.locals(self=RunState, live=TimeAvg)
     def record(self):
         """Record the time averages at the end of a settle (§12.1): live, every stage's,
         every active pool's (a pool not active yet holds 0 in each: nothing to record)."""

@@ -42,19 +42,14 @@ class Scheduler:
     """``now``, the event heap and the sequence number, ``schedule()``, and ``events``, the
     count of events the loop has handled.
 
-    ``Sim`` is a ``Scheduler``: the whole interpreter reads ``sim.now``, so the clock stays a
-    plain attribute of the run's state rather than one object further away. Compiled, this
-    is a ``cclass`` (``scheduler.pxd``): ``Sim`` is a Python class with it as its one C base
-    (the other bases are plain mixins), the clock a C double and ``schedule`` a C call for
-    code that holds a typed reference (``@cython.locals(self=Scheduler)`` on a method of
-    ``Sim``, or ``cython.cast(Scheduler, sim)``); other code reads the same fields as
-    attributes. The clock is always a float: the times of the events
-    are (the run's start makes ``warmup`` and ``horizon`` floats), in both engines.
-
-    Compiled, it also holds, as C slots, the few fields of the run that the event loop and
-    the settle read at every event (``ready``, ``stages``, ``settle_stages``,
-    ``active_pools``, ``live_avg``; ``engine.Sim`` and ``pools.PoolOps`` set them): a typed
-    ``self`` reads them from the object's struct rather than from its ``__dict__``."""
+    ``Sim`` is a ``Scheduler`` (through ``state.RunState``, which adds the run's shared
+    fields): the whole interpreter reads ``sim.now``, so the clock stays a plain attribute of
+    the run's state rather than one object further away. Compiled, this is a ``cclass``
+    (``scheduler.pxd``): the clock a C double and ``schedule`` a C call for code that holds a
+    typed reference (``@cython.locals(self=RunState)`` on a method of ``Sim``, or a field
+    typed so); other code reads the same fields as attributes. The clock is always a float:
+    the times of the events are (the run's start makes ``warmup`` and ``horizon`` floats), in
+    both engines."""
 
     def __init__(self):
         self.now = 0.0

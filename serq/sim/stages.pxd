@@ -7,7 +7,7 @@
 # a C field would hide the values that Python subclasses (StepStage, SharedStage) give them.
 
 cimport cython
-from serq.sim.scheduler cimport Scheduler
+from serq.sim.state cimport RunState
 from serq.sim.stats cimport TimeAvg, Welford
 
 # a session's status (sessions.py) and the estimator's weights, as C constants
@@ -36,7 +36,7 @@ cdef class Job:
 
 
 cdef class Stage:
-    cdef public Scheduler sim  # the run (engine.Sim): its clock and schedule() read as C
+    cdef public RunState sim  # the run (engine.Sim): its clock, schedule() and fields read as C
     cdef public Py_ssize_t index
     cdef public object decl
     cdef public dict jobs

@@ -216,3 +216,20 @@ def test_a_module_whose_cimported_types_changed_is_stale_too(tmp_path):
     p = run_in_a_copy_changed_after_the_build(tmp_path, "stats.py", code)
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines() == ["True compiled", "True"]
+
+
+@needs_both
+def test_a_change_reached_through_a_pxd_cimport_makes_the_module_stale(tmp_path):
+    """stages.pxd cimports state.pxd, which cimports scheduler.pxd (``from serq.sim.state
+    cimport RunState`` in a .pxd, not a ``cython.cimports`` line in a .py): when scheduler.py
+    changed after the build, the stages use C types no longer there, so they run from their
+    source too; rng, which cimports none of them, stays compiled."""
+    code = ("import serq, serq.sim.engine, serq.compiled as c; "
+            "st = c.status(); "
+            "print(st['serq.sim.scheduler'] == st['serq.sim.stages'] == st['serq.sim.state'], "
+            "st['serq.sim.stages'] != 'compiled', st['serq.sim.rng']); "
+            f"print(serq.run(serq.compile({str(ROOT / 'benchmarks' / 'programs' / 'mm1_run.sq')!r}, "
+            "horizon=2000.0)).events > 0)")
+    p = run_in_a_copy_changed_after_the_build(tmp_path, "scheduler.py", code)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == ["True True compiled", "True"]
