@@ -34,14 +34,23 @@ from serq.sim.stages import StageOps, make_stage
 from serq.sim.step import StepOps
 
 # Compiled, the C types: the run's fields (the methods typed `self=RunState` read them as C
-# slots), the accumulator's update and the arrival gap as C calls (state.pxd, stats.pxd,
-# rng.pxd)
+# slots), the event heap's events and pop (scheduler.pxd), a session's state, a stage's and a
+# pool's per-event operations, the accumulator's update and the arrival gap as C calls
+# (state.pxd, sessions.pxd, stages.pxd, pools.pxd, stats.pxd, rng.pxd)
 if cython.compiled:
+    from cython.cimports.serq.sim.pools import PoolCore
     from cython.cimports.serq.sim.rng import poisson_gap
+    from cython.cimports.serq.sim.scheduler import Event, pop
+    from cython.cimports.serq.sim.sessions import Session
+    from cython.cimports.serq.sim.stages import Stage
     from cython.cimports.serq.sim.state import RunState
     from cython.cimports.serq.sim.stats import TimeAvg
 else:
+    from serq.sim.pools import PoolCore
     from serq.sim.rng import poisson_gap
+    from serq.sim.scheduler import Event
+    from serq.sim.sessions import Session
+    from serq.sim.stages import Stage
     from serq.sim.stats import TimeAvg
 
 SEED_XOR = {"arrival": 0, "workload": 0x9E3779B97F4A7C15, "session": 0x5851F42D4C957F2D,
@@ -86,6 +95,8 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         self.pre_obs = None
         self.admit_budget = None
         self.hooks = None  # a hooks.HookBus when an observer is attached (serq.run(hooks=))
+        arr = program.arrival
+        self.arrival_rate = arr.rate if type(arr) is T.Poisson else None
         # random streams
         seed = program.seed & M64
         self.rngs = {k: R.Rng((seed ^ x) & M64) for k, x in SEED_XOR.items()}
@@ -116,8 +127,9 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         # (residents, decodes, kv_decode, kv_prefill): if none does, an iteration's plan
         # need not compute them (its cost sets them anew before it reads them)
         self.totals_read = bool(self.ex.ctx_used & {"Nres", "Ndec", "Kvb", "Kvp"})
-        if not self.pools and not self.settle_stages and not self.shared_stage_set():
-            self.settle_state = self.run_ready  # the same rule, with nothing else to do
+        # the settle's first part is all it has to do (see settle_state)
+        self.settle_simple = (not self.pools and not self.settle_stages
+                              and not self.shared_stage_set())
 
     # -- errors ---------------------------------------------------------------------------
     def fail(self, message, session=None, what=None):
@@ -159,7 +171,7 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         t = type(arr)
         if self.replay is not None:
             self.schedule(self.replay[0], EV_ARRIVE)
-        elif t is T.Poisson:
+        elif self.arrival_rate is not None:
             self.check_poisson(arr.rate)
             self.schedule(0.0, EV_ARRIVE)
         elif t is T.Renewal:
@@ -214,15 +226,6 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         if limit is not None and limit > len(times):
             self.fail(f"run: --arrivals {limit} asks for more sessions than the trace's "
                       f"{len(times)} (it gives arrival times, so it is the arrival process)")
-        self.on_arrive = self.on_arrive_replay  # (the event loop reads it when it starts)
-
-    def on_arrive_replay(self):
-        i = self.replay_next + 1
-        limit = self.limit
-        if i < len(self.replay) and (limit is None or self.arrivals < limit - 1):
-            self.schedule(self.replay[i], EV_ARRIVE)
-        self.replay_next = i
-        self.spawn()
 
     def renewal_gap(self):
         g = self.renewal_fn(self.na)
@@ -261,8 +264,8 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         return self.now
 
     @cython.locals(self=RunState, heap=list, horizon=cython.double, t=cython.double,
-                   ev=tuple, kind=cython.long, finish=cython.long, iteration=cython.long,
-                   arrive=cython.long, lease=cython.long, stages=list,
+                   ev=Event, kind=cython.int, finish=cython.int, iteration=cython.int,
+                   arrive=cython.int, lease=cython.int, stages=list,
                    limited=cython.bint, gauges=cython.bint, countdown=cython.Py_ssize_t)
     def loop(self):
         """The main loop (interpreter.md §3.3): pop the next event, move the clock, handle
@@ -275,7 +278,9 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         ``while heap:``: CPython 3.11 specializes a function's bytecode after 8 calls or 8
         unconditional backward jumps, and a ``while cond:`` loop ends in a conditional one,
         so a loop run once would stay unspecialized. Compiled, the clock, the count, the
-        heap's first time and the event's kind are C numbers.
+        event (``scheduler.Event``) and its kind are C numbers and structs, and the settle,
+        a stage's ``finish`` and the time averages are C calls; interpreted, the event is
+        heapq's tuple (``scheduler``'s docstring says why the two differ).
 
         Every ``POLL_EVENTS`` events it calls ``interrupts.poll``, which stays interpreted:
         compiled, the loop would otherwise never let CPython act on Ctrl-C, on ``serq.deep``'s
@@ -287,9 +292,8 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         gauges = bool(self.gauge_fns)
         hooks = self.hooks
         stages = self.stages
-        settle_state = self.settle_state
-        record = self.record
-        on_arrive = self.on_arrive
+        execute = self.execute  # the sessions' executor (looked up once, for the settle)
+        spawn = self.spawn
         # every arrival of a limited run may come at one instant (`poisson(inf)`)
         instant_limit = INSTANT_EVENT_LIMIT + (limit if limited else 0)
         same_instant = 0
@@ -300,10 +304,18 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         while True:
             if not heap or (limited and self.arrivals >= limit and self.live == 0):
                 break
-            t = heap[0][0]
-            if t > horizon:
-                break
-            ev = heappop(heap)
+            if cython.compiled:  # scheduler.Event, popped by scheduler.pop
+                ev = heap[0]
+                t = ev.t
+                if t > horizon:
+                    break
+                pop(heap)
+                kind, x, y, z = ev.kind, ev.x, ev.y, ev.z
+            else:                # heapq's tuple
+                t = heap[0][0]
+                if t > horizon:
+                    break
+                t, _, kind, x, y, z = heappop(heap)
             if t > self.now:
                 if gauges:
                     self.read_gauges()
@@ -319,22 +331,22 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
                 countdown = POLL_EVENTS
                 poll()
             if hooks is not None:
-                serial = hooks.before(ev)
-            kind = ev[2]
+                serial = hooks.before(kind, x, y)
             if kind == finish:
-                stages[ev[3]].finish(ev[4], ev[5])
+                cython.cast(Stage, stages[x]).finish(y, z)
             elif kind == iteration:
-                stages[ev[3]].iter_end(ev[4])
+                stages[x].iter_end(y)
             elif kind == arrive:
-                on_arrive()
+                next_arrival(self)
+                spawn()
             elif kind == lease:
-                self.on_lease_end(ev[3], ev[4], ev[5])
+                self.on_lease_end(x, y, z)
             else:
                 self.on_warmup()
-            settle_state()
-            record()
+            settle_state(self, execute)
+            record(self)
             if hooks is not None:
-                hooks.event(ev, serial)
+                hooks.event(kind, t, serial)
 
     def instant_fail(self, count=INSTANT_EVENT_LIMIT):
         self.fail(f"run: the clock cannot move past {show(self.now)}: "
@@ -342,7 +354,8 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
                   f"loop of events that takes no time, such as a step stage of "
                   f"cost 0 whose hold preempts itself)")
 
-    # -- event handlers (interpreter.md §3.4; a stage's own: finish, iter_end) --------------
+    # -- event handlers (interpreter.md §3.4; a stage's own: finish, iter_end; an
+    # -- arrival's: next_arrival, then spawn) ------------------------------------------------
     def on_warmup(self):
         """Reset every time average at the end of the warm-up (integral 0, start and last
         now, the value kept); the settle after records them at now, as after any event."""
@@ -354,18 +367,6 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         for pl in self.pools:
             pl.reset_stats(now)
 
-    @cython.locals(self=RunState)
-    def on_arrive(self):
-        limit = self.limit
-        if limit is None or self.arrivals < limit - 1:
-            arr = self.p.arrival
-            if type(arr) is T.Poisson:
-                gap = poisson_gap(self.arrival_rng, arr.rate)
-            else:
-                gap = self.renewal_gap()
-            self.schedule(self.now + gap, EV_ARRIVE)
-        self.spawn()
-
     def on_lease_end(self, sess, serial, lease_id):
         if sess.serial == serial and self.end_lease_by_id(sess, lease_id):
             self.admit_all()
@@ -373,76 +374,12 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
     # -- settle (interpreter.md §4) ---------------------------------------------------------
     def settle(self):
         """Settle the instant (interpreter.md §4) and record the time averages."""
-        self.settle_state()
-        self.record()
-
-    @cython.locals(self=RunState, heap=list)
-    def settle_state(self):
-        """The state's part of the settle (§4): run the ready sessions and admit on the
-        pools until neither has anything left to do; then start the step iterations and
-        reschedule the ps stages, and recompute the shared stages' rates. A program without
-        pools, settling stages or flows has only the first part: ``run_ready``."""
-        ready = self.ready
-        while True:
-            self.run_ready()
-            self.visit_active_pools(True)
-            if not ready:
-                break
-        heap = self.heap
-        pending_now = bool(heap) and heap[0][0] <= self.now
-        for st in self.settle_stages:
-            st.settle(pending_now)
-        if self.flows_dirty:
-            self.recompute_flows()
-
-    @cython.locals(self=RunState)
-    def run_ready(self):
-        """Execute the sessions of the ready queue, in order, each until it blocks (one may
-        be in the queue twice, or no longer ready: it is skipped then)."""
-        ready = self.ready
-        execute = self.execute
-        while ready:
-            s = ready.popleft()
-            if s.status == 0:
-                execute(s)
+        settle_state(self, self.execute)
+        record(self)
 
     def admit_all(self):
         """"Admit all" (§9.3): retry every pool's stalled growers and admit its queue."""
-        self.visit_active_pools(False)
-
-    @cython.locals(self=RunState, settling=cython.bint, active=list, i=cython.Py_ssize_t)
-    def visit_active_pools(self, settling):
-        """The settle's (or "admit all"'s) pass over the pools, in declaration order, over
-        the active ones (all of them but in programs with pool arrays, see
-        ``PoolOps.init_active_pools``): a pool activated meanwhile is visited if it comes
-        later in that order, as it would be in the full pass."""
-        active = self.active_pools
-        i = 0
-        while i < len(active):
-            pl = active[i]
-            if settling:
-                if pl.growers:
-                    pl.retry_growers()
-                if pl.queue and pl.admit_via is None:
-                    pl.try_admit()
-            else:
-                pl.retry_growers()
-                pl.try_admit()
-            if i >= len(active) or active[i] is not pl:  # activated before pl: it moved
-                i = active.index(pl)
-            i += 1
-
-    @cython.locals(self=RunState, live=TimeAvg)
-    def record(self):
-        """Record the time averages at the end of a settle (§12.1): live, every stage's,
-        every active pool's (a pool not active yet holds 0 in each: nothing to record)."""
-        now = self.now
-        live = self.live_avg
-        live.set(now, self.live)
-        for st in self.stages:
-            st.record(now)
-        for pl in self.active_pools:
-            pl.record(now)
+        visit_active_pools(self, False)
 
     # -- gauges (interpreter.md §11) ----------------------------------------------------------
     def read_gauges(self):
@@ -458,6 +395,108 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
             elif not values or not same_value(values[-1], v):
                 times.append(now)
                 values.append(v)
+
+
+# The event loop's steps, as functions of the run rather than methods of Sim: compiled, the
+# loop calls them in C (a method of Sim, a Python class, is looked up and called through
+# Python's protocol on every call); interpreted, a call of either costs the same.
+
+@cython.cfunc
+@cython.locals(sim=RunState, i=cython.Py_ssize_t)
+def next_arrival(sim):
+    """At an arrival (§3.2), schedule the next one unless the arrivals limit is reached with
+    this one: the replayed trace's next time, or now plus a gap of the arrival process."""
+    limit = sim.limit
+    if sim.replay is not None:
+        i = sim.replay_next + 1
+        if i < len(sim.replay) and (limit is None or sim.arrivals < limit - 1):
+            sim.schedule(sim.replay[i], EV_ARRIVE)
+        sim.replay_next = i
+    elif limit is None or sim.arrivals < limit - 1:
+        rate = sim.arrival_rate
+        if rate is not None:
+            gap = poisson_gap(sim.arrival_rng, rate)
+        else:
+            gap = sim.renewal_gap()
+        sim.schedule(sim.now + gap, EV_ARRIVE)
+
+
+@cython.cfunc
+@cython.locals(sim=RunState, heap=list, pending_now=cython.bint)
+def settle_state(sim, execute):
+    """The state's part of the settle (§4): run the ready sessions and admit on the pools
+    until neither has anything left to do; then start the step iterations and reschedule the
+    ps stages, and recompute the shared stages' rates. A program without pools, settling
+    stages or flows (``settle_simple``) has only the first part: ``run_ready``. ``execute``
+    is the sessions' executor (``SessionOps.execute``)."""
+    if sim.settle_simple:
+        run_ready(sim, execute)
+        return
+    ready = sim.ready
+    while True:
+        run_ready(sim, execute)
+        visit_active_pools(sim, True)
+        if not ready:
+            break
+    heap = sim.heap
+    if cython.compiled:
+        pending_now = len(heap) > 0 and cython.cast(Event, heap[0]).t <= sim.now
+    else:
+        pending_now = bool(heap) and heap[0][0] <= sim.now
+    for st in sim.settle_stages:
+        st.settle(pending_now)
+    if sim.flows_dirty:
+        sim.recompute_flows()
+
+
+@cython.cfunc
+@cython.locals(sim=RunState, s=Session)
+def run_ready(sim, execute):
+    """Execute the sessions of the ready queue, in order, each until it blocks (one may be
+    in the queue twice, or no longer ready: it is skipped then)."""
+    ready = sim.ready
+    while ready:
+        s = ready.popleft()
+        if s.status == 0:  # READY
+            execute(s)
+
+
+@cython.cfunc
+@cython.locals(sim=RunState, settling=cython.bint, active=list, i=cython.Py_ssize_t,
+               pl=PoolCore)
+def visit_active_pools(sim, settling):
+    """The settle's (or "admit all"'s) pass over the pools, in declaration order, over the
+    active ones (all of them but in programs with pool arrays, see
+    ``PoolOps.init_active_pools``): a pool activated meanwhile is visited if it comes later
+    in that order, as it would be in the full pass."""
+    active = sim.active_pools
+    i = 0
+    while i < len(active):
+        pl = active[i]
+        if settling:
+            if pl.growers:
+                pl.retry_growers()
+            if pl.queue and pl.admit_via is None:
+                pl.try_admit()
+        else:
+            pl.retry_growers()
+            pl.try_admit()
+        if i >= len(active) or active[i] is not pl:  # activated before pl: it moved
+            i = active.index(pl)
+        i += 1
+
+
+@cython.cfunc
+@cython.locals(sim=RunState, now=cython.double, st=Stage, pl=PoolCore)
+def record(sim):
+    """Record the time averages at the end of a settle (§12.1): live, every stage's, every
+    active pool's (a pool not active yet holds 0 in each: nothing to record)."""
+    now = sim.now
+    sim.live_avg.set(now, sim.live)
+    for st in sim.stages:
+        st.record(now)
+    for pl in sim.active_pools:
+        pl.record(now)
 
 
 def same_value(x, y):

@@ -203,23 +203,21 @@ class HookBus:
         self.n_preempted = 0
 
     # -- events ------------------------------------------------------------------------------
-    def before(self, ev):
-        """The session an event concerns, read before it is handled (a finished job is
-        gone after)."""
-        kind = ev[2]
+    def before(self, kind, x, y):
+        """The session an event of ``kind`` (with fields ``x, y``: scheduler.EventKind)
+        concerns, read before it is handled (a finished job is gone after)."""
         sim = self.sim
         if kind == EV_ARRIVE:
             return sim.next_serial
         if kind == EV_FINISH:
-            st = sim.stages[ev[3]]
-            j = st.jobs.get(ev[4])
+            j = sim.stages[x].jobs.get(y)
             return j.owner.serial if j is not None and j.owner is not None else None
         if kind == EV_LEASE:
-            return ev[3].serial
+            return x.serial
         return None
 
-    def event(self, ev, serial):
-        self.obs.on_event(EVENT_KINDS[ev[2]], ev[0], serial, self.sim)
+    def event(self, kind, time, serial):
+        self.obs.on_event(EVENT_KINDS[kind], time, serial, self.sim)
 
     # -- iterations -----------------------------------------------------------------------------
     def iter_begin(self, stage, budget, chunk):

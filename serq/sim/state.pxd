@@ -31,6 +31,8 @@ cdef class RunState(Scheduler):
     cdef public object pre_obs
     cdef public object admit_budget
     cdef public bint totals_read
+    cdef public bint settle_simple    # no pools, settling stages or flows: the settle is run_ready
+    cdef public object arrival_rate   # the Poisson arrival rate, None for another process
     # counters
     cdef public Py_ssize_t next_serial
     cdef public Py_ssize_t next_job
