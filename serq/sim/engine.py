@@ -265,8 +265,9 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
 
     @cython.locals(self=RunState, heap=list, horizon=cython.double, t=cython.double,
                    ev=Event, kind=cython.int, finish=cython.int, iteration=cython.int,
-                   arrive=cython.int, lease=cython.int, stages=list,
-                   limited=cython.bint, gauges=cython.bint, countdown=cython.Py_ssize_t)
+                   arrive=cython.int, lease=cython.int, stages=list, st=Stage,
+                   limited=cython.bint, gauges=cython.bint, simple=cython.bint,
+                   countdown=cython.Py_ssize_t)
     def loop(self):
         """The main loop (interpreter.md §3.3): pop the next event, move the clock, handle
         the event (§3.4), settle (§4), until the heap is empty, the next event lies past the
@@ -294,6 +295,7 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         stages = self.stages
         execute = self.execute  # the sessions' executor (looked up once, for the settle)
         spawn = self.spawn
+        simple = self.settle_simple
         # every arrival of a limited run may come at one instant (`poisson(inf)`)
         instant_limit = INSTANT_EVENT_LIMIT + (limit if limited else 0)
         same_instant = 0
@@ -333,7 +335,8 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
             if hooks is not None:
                 serial = hooks.before(kind, x, y)
             if kind == finish:
-                cython.cast(Stage, stages[x]).finish(y, z)
+                st = stages[x]
+                st.finish(y, z)
             elif kind == iteration:
                 stages[x].iter_end(y)
             elif kind == arrive:
@@ -343,7 +346,10 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
                 self.on_lease_end(x, y, z)
             else:
                 self.on_warmup()
-            settle_state(self, execute)
+            if simple:
+                run_ready(self, execute)
+            else:
+                settle_state(self, execute)
             record(self)
             if hooks is not None:
                 hooks.event(kind, t, serial)
@@ -426,12 +432,9 @@ def next_arrival(sim):
 def settle_state(sim, execute):
     """The state's part of the settle (§4): run the ready sessions and admit on the pools
     until neither has anything left to do; then start the step iterations and reschedule the
-    ps stages, and recompute the shared stages' rates. A program without pools, settling
-    stages or flows (``settle_simple``) has only the first part: ``run_ready``. ``execute``
-    is the sessions' executor (``SessionOps.execute``)."""
-    if sim.settle_simple:
-        run_ready(sim, execute)
-        return
+    ps stages, and recompute the shared stages' rates. In a program without pools, settling
+    stages or flows (``settle_simple``), only ``run_ready`` has anything to do: the loop
+    calls it alone then. ``execute`` is the sessions' executor (``SessionOps.execute``)."""
     ready = sim.ready
     while True:
         run_ready(sim, execute)
