@@ -22,6 +22,15 @@ from serq.ir.show import show_expr, show_ref
 from serq.sim.exprs import N as NOW
 from serq.sim.fmt import display as show_num
 
+# Compiled, the run's fields as C slots: the methods and ops typed `RunState` read and write
+# the clock, the counters and the ready queue from the struct (state.pxd)
+if cython.compiled:
+    from cython.cimports.serq.sim.stages import Stage
+    from cython.cimports.serq.sim.state import RunState
+else:
+    from serq.sim.stages import Stage
+    from serq.sim.state import RunState
+
 READY, QUEUED, IN_STAGE, GROWING, ENDED = range(5)
 PLAIN, LOOP, HOLD = range(3)
 U64_MAX = float(1 << 64)
@@ -167,7 +176,7 @@ class SessionOps:
         return out
 
     # -- spawning (§5.1) --------------------------------------------------------------------
-    @cython.locals(s=Session)
+    @cython.locals(self=RunState, s=Session)
     def spawn(self, init=None):
         p = self.p
         s = new_session(self.next_serial, self.nattrs, [self.session_ops, 0, PLAIN, None])
@@ -194,6 +203,7 @@ class SessionOps:
         self.ready.append(s)
         return s
 
+    @cython.locals(self=RunState)
     def run_workload_block(self, s, ops):
         prev = self.cur
         self.cur = s
@@ -209,8 +219,8 @@ class SessionOps:
         self.cur = prev
 
     # -- executing (§6) -----------------------------------------------------------------------
-    @cython.locals(s=Session, frames=list, fr=list, ops=list, pc=cython.Py_ssize_t,
-                   kind=cython.int)
+    @cython.locals(self=RunState, s=Session, frames=list, fr=list, ops=list,
+                   pc=cython.Py_ssize_t, kind=cython.int)
     def execute(self, s):
         """Step ``s`` until it stops. A loop frame counts the passes of its body at one
         instant (``spins``, reset when the time differs from ``spin_time``; as ``spins``
@@ -248,7 +258,7 @@ class SessionOps:
                 self.end_hold_scope(s)
                 self.cur = s
 
-    @cython.locals(s=Session)
+    @cython.locals(self=RunState, s=Session)
     def end_session(self, s):
         if s.status == ENDED:
             return
@@ -265,7 +275,7 @@ class SessionOps:
         if self.closed:
             self.spawn()
 
-    @cython.locals(s=Session, a=list, i=cython.Py_ssize_t)
+    @cython.locals(self=RunState, s=Session, a=list, i=cython.Py_ssize_t)
     def do_turn(self, s):
         p = self.p
         a = s.attrs
@@ -336,11 +346,12 @@ class SessionOps:
             return self.compile_pool_stmt(st, stream)
         raise ValueError(f"unknown statement {st!r}")
 
-    @cython.locals(slot=cython.Py_ssize_t)
+    @cython.locals(S=RunState, slot=cython.Py_ssize_t)
     def compile_set(self, st, stream):
         """``set``: the attribute written; ``set t = now`` reads the clock in place."""
+        S = self
         slot = st.slot
-        shape, f, S = self.ex.node(st.expr, stream)
+        shape, f, v = self.ex.node(st.expr, stream)
         if shape == NOW:
             @cython.locals(s=Session)
             def op(s):
@@ -352,14 +363,15 @@ class SessionOps:
                 a[slot] = f(a)
         return op
 
-    @cython.locals(slot_turn=cython.Py_ssize_t)
+    @cython.locals(S=RunState, slot_turn=cython.Py_ssize_t, samples=list, times=list,
+                   sessions=list, turns=list)
     def compile_observe(self, st, stream):
         """``observe``: the value recorded with its time, session and turn once warm; before
         the warm-up kept only for an observer that asks (``Hooks.early_observations``)."""
         S = self
         k = st.index
         f = self.ex.function(st.expr, stream)
-        samples, times, sessions, turns = [rec.append for rec in self.obs[k]]
+        samples, times, sessions, turns = self.obs[k]
         slot_turn = self.p.slot_turn
 
         @cython.locals(s=Session, a=list)
@@ -367,14 +379,15 @@ class SessionOps:
             a = s.attrs
             v = f(a)
             if S.warm:
-                samples(v)
-                times(S.now)
-                sessions(s.serial)
-                turns(u32(a[slot_turn]))
+                samples.append(v)
+                times.append(S.now)
+                sessions.append(s.serial)
+                turns.append(u32(a[slot_turn]))
             elif S.pre_obs is not None:
                 S.pre_obs[k].append(v)
         return op
 
+    @cython.locals(S=RunState)
     def compile_branch(self, st, stream):
         S = self
         g = self.ex.function(st.guard, stream)
@@ -418,6 +431,7 @@ class SessionOps:
             a[var] = float(bj)
         return op
 
+    @cython.locals(S=RunState, stage=Stage)
     def compile_run(self, st, stream):
         S = self
         work = self.ex.function(st.work, stream)
@@ -436,15 +450,15 @@ class SessionOps:
         stages = self.stages
         ready = self.ready
         if idxf is None and not shared and growing is None:
-            add = stages[base].add_job  # the common run: one stage, not growing
+            stage = stages[base]  # the common run: one stage, not growing
 
-            @cython.locals(s=Session)
+            @cython.locals(s=Session, w=cython.double)
             def op(s):
                 w = work(s.attrs)
                 if not w > 0:
                     ready.append(s)
                     return True
-                add(s, w, mode, None)
+                stage.add_job(s, w, mode, None)
                 return True
             return op
 
