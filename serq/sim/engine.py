@@ -27,7 +27,7 @@ from serq.sim.exprs import Context, ExprCompiler
 from serq.sim.flows import FlowOps
 from serq.sim.interrupts import POLL_EVENTS, poll
 from serq.sim.pools import PoolOps, PoolState
-from serq.sim.scheduler import EV_ARRIVE, EV_FINISH, EV_ITER, EV_LEASE, EV_WARMUP
+from serq.sim.scheduler import EV_ARRIVE, EV_FINISH, EV_ITER, EV_LEASE, EV_WARMUP, TUPLES
 from serq.sim.state import RunState
 from serq.sim.sessions import SessionOps
 from serq.sim.stages import StageOps, make_stage
@@ -41,15 +41,15 @@ if cython.compiled:
     from cython.cimports.serq.sim.pools import PoolCore
     from cython.cimports.serq.sim.rng import poisson_gap
     from cython.cimports.serq.sim.scheduler import Event, pop
-    from cython.cimports.serq.sim.sessions import Session
+    from cython.cimports.serq.sim.sessions import Session, execute, spawn
     from cython.cimports.serq.sim.stages import Stage
     from cython.cimports.serq.sim.state import RunState
     from cython.cimports.serq.sim.stats import TimeAvg
 else:
     from serq.sim.pools import PoolCore
     from serq.sim.rng import poisson_gap
-    from serq.sim.scheduler import Event
-    from serq.sim.sessions import Session
+    from serq.sim.scheduler import Event, pop
+    from serq.sim.sessions import Session, execute, spawn
     from serq.sim.stages import Stage
     from serq.sim.stats import TimeAvg
 
@@ -267,7 +267,7 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
                    ev=Event, kind=cython.int, finish=cython.int, iteration=cython.int,
                    arrive=cython.int, lease=cython.int, stages=list, st=Stage,
                    limited=cython.bint, gauges=cython.bint, simple=cython.bint,
-                   countdown=cython.Py_ssize_t)
+                   tuples=cython.bint, countdown=cython.Py_ssize_t)
     def loop(self):
         """The main loop (interpreter.md §3.3): pop the next event, move the clock, handle
         the event (§3.4), settle (§4), until the heap is empty, the next event lies past the
@@ -280,8 +280,9 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         unconditional backward jumps, and a ``while cond:`` loop ends in a conditional one,
         so a loop run once would stay unspecialized. Compiled, the clock, the count, the
         event (``scheduler.Event``) and its kind are C numbers and structs, and the settle,
-        a stage's ``finish`` and the time averages are C calls; interpreted, the event is
-        heapq's tuple (``scheduler``'s docstring says why the two differ).
+        a stage's ``finish`` and the time averages are C calls. The events are heapq's
+        tuples where the scheduler runs interpreted (``scheduler.TUPLES``; its docstring
+        says why the two differ).
 
         Every ``POLL_EVENTS`` events it calls ``interrupts.poll``, which stays interpreted:
         compiled, the loop would otherwise never let CPython act on Ctrl-C, on ``serq.deep``'s
@@ -293,9 +294,8 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         gauges = bool(self.gauge_fns)
         hooks = self.hooks
         stages = self.stages
-        execute = self.execute  # the sessions' executor (looked up once, for the settle)
-        spawn = self.spawn
         simple = self.settle_simple
+        tuples = TUPLES
         # every arrival of a limited run may come at one instant (`poisson(inf)`)
         instant_limit = INSTANT_EVENT_LIMIT + (limit if limited else 0)
         same_instant = 0
@@ -306,18 +306,18 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         while True:
             if not heap or (limited and self.arrivals >= limit and self.live == 0):
                 break
-            if cython.compiled:  # scheduler.Event, popped by scheduler.pop
+            if tuples:  # heapq's
+                t = heap[0][0]
+                if t > horizon:
+                    break
+                t, _, kind, x, y, z = heappop(heap)
+            else:       # scheduler.Event, popped by scheduler.pop
                 ev = heap[0]
                 t = ev.t
                 if t > horizon:
                     break
                 pop(heap)
                 kind, x, y, z = ev.kind, ev.x, ev.y, ev.z
-            else:                # heapq's tuple
-                t = heap[0][0]
-                if t > horizon:
-                    break
-                t, _, kind, x, y, z = heappop(heap)
             if t > self.now:
                 if gauges:
                     self.read_gauges()
@@ -341,15 +341,15 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
                 stages[x].iter_end(y)
             elif kind == arrive:
                 next_arrival(self)
-                spawn()
+                spawn(self)
             elif kind == lease:
                 self.on_lease_end(x, y, z)
             else:
                 self.on_warmup()
             if simple:
-                run_ready(self, execute)
+                run_ready(self)
             else:
-                settle_state(self, execute)
+                settle_state(self)
             record(self)
             if hooks is not None:
                 hooks.event(kind, t, serial)
@@ -380,7 +380,7 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
     # -- settle (interpreter.md §4) ---------------------------------------------------------
     def settle(self):
         """Settle the instant (interpreter.md §4) and record the time averages."""
-        settle_state(self, self.execute)
+        settle_state(self)
         record(self)
 
     def admit_all(self):
@@ -429,23 +429,25 @@ def next_arrival(sim):
 
 @cython.cfunc
 @cython.locals(sim=RunState, heap=list, pending_now=cython.bint)
-def settle_state(sim, execute):
+def settle_state(sim):
     """The state's part of the settle (§4): run the ready sessions and admit on the pools
     until neither has anything left to do; then start the step iterations and reschedule the
     ps stages, and recompute the shared stages' rates. In a program without pools, settling
     stages or flows (``settle_simple``), only ``run_ready`` has anything to do: the loop
-    calls it alone then. ``execute`` is the sessions' executor (``SessionOps.execute``)."""
+    calls it alone then."""
     ready = sim.ready
     while True:
-        run_ready(sim, execute)
+        run_ready(sim)
         visit_active_pools(sim, True)
         if not ready:
             break
     heap = sim.heap
-    if cython.compiled:
-        pending_now = len(heap) > 0 and cython.cast(Event, heap[0]).t <= sim.now
+    if not heap:
+        pending_now = False
+    elif TUPLES:
+        pending_now = heap[0][0] <= sim.now
     else:
-        pending_now = bool(heap) and heap[0][0] <= sim.now
+        pending_now = cython.cast(Event, heap[0]).t <= sim.now
     for st in sim.settle_stages:
         st.settle(pending_now)
     if sim.flows_dirty:
@@ -454,14 +456,14 @@ def settle_state(sim, execute):
 
 @cython.cfunc
 @cython.locals(sim=RunState, s=Session)
-def run_ready(sim, execute):
+def run_ready(sim):
     """Execute the sessions of the ready queue, in order, each until it blocks (one may be
     in the queue twice, or no longer ready: it is skipped then)."""
     ready = sim.ready
     while ready:
         s = ready.popleft()
         if s.status == 0:  # READY
-            execute(s)
+            execute(sim, s)
 
 
 @cython.cfunc

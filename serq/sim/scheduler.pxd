@@ -18,7 +18,7 @@ cdef class Event:
     cdef public object z
 
 
-cdef Event pop(list heap)
+cpdef Event pop(list heap)
 
 
 cdef class Scheduler:

@@ -18,6 +18,8 @@ What an event is depends on the engine, the order never does:
   differ, else ``seq``; a NaN time differs from every time, as in a tuple), and the sift is
   heapq's step for step, so both engines pop the same events in the same order.
 
+``TUPLES`` says which: the engine's loop reads it, not its own mode, as a module that
+cimports a changed module runs interpreted beside a compiled scheduler (``serq.compiled``).
 ``len(heap)`` is the number of pending events in both (``run.out_of_memory`` reports it).
 """
 from __future__ import annotations
@@ -49,6 +51,8 @@ EV_ARRIVE = EventKind.ARRIVE.value
 EV_FINISH = EventKind.FINISH.value
 EV_ITER = EventKind.ITERATION_END.value
 EV_LEASE = EventKind.LEASE_END.value
+
+TUPLES = not cython.compiled  # the heap holds heapq's tuples (else Events)
 
 
 @cython.final
@@ -113,7 +117,7 @@ def push(heap, ev):
     sift_down(heap, 0, len(heap) - 1)
 
 
-@cython.cfunc
+@cython.ccall
 @cython.locals(heap=list, last=Event, first=Event)
 def pop(heap) -> Event:
     """heapq's ``heappop``, on events: the first event, taken off the heap."""
