@@ -244,7 +244,7 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         horizon = p.horizon
         limit = self.limit
         if self.gauge_fns:
-            self.read_gauges()
+            read_gauges(self)
         if limit is None:
             self.now = float(horizon)
         else:
@@ -320,7 +320,7 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
                 kind, x, y, z = ev.kind, ev.x, ev.y, ev.z
             if t > self.now:
                 if gauges:
-                    self.read_gauges()
+                    read_gauges(self)
                 same_instant = 0
             else:
                 same_instant += 1
@@ -386,21 +386,6 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
     def admit_all(self):
         """"Admit all" (§9.3): retry every pool's stalled growers and admit its queue."""
         visit_active_pools(self, False)
-
-    # -- gauges (interpreter.md §11) ----------------------------------------------------------
-    def read_gauges(self):
-        now = self.now
-        self.cur = None
-        for f, (times, values) in zip(self.gauge_fns, self.gauge_points):
-            v = f(self.na)
-            if times and times[-1] == now:
-                values[-1] = v
-                if len(values) >= 2 and same_value(values[-2], v):
-                    times.pop()
-                    values.pop()
-            elif not values or not same_value(values[-1], v):
-                times.append(now)
-                values.append(v)
 
 
 # The event loop's steps, as functions of the run rather than methods of Sim: compiled, the
@@ -504,7 +489,33 @@ def record(sim):
         pl.record(now)
 
 
-def same_value(x, y):
+@cython.cfunc
+@cython.locals(sim=RunState, fns=list, points=list, k=cython.Py_ssize_t, times=list,
+               values=list)
+def read_gauges(sim):
+    """Read the gauges (interpreter.md §11) in the state the finished instant left: a value
+    is kept with its time when it differs from the last one kept (``same_value``), and a
+    second reading at one time replaces the first (dropped if it equals the one before)."""
+    now = sim.now
+    sim.cur = None
+    na = sim.na
+    fns = sim.gauge_fns
+    points = sim.gauge_points
+    for k in range(len(fns)):
+        times, values = points[k]
+        v = fns[k](na)
+        if times and times[-1] == now:
+            values[-1] = v
+            if len(values) >= 2 and same_value(values[-2], v):
+                times.pop()
+                values.pop()
+        elif not values or not same_value(values[-1], v):
+            times.append(now)
+            values.append(v)
+
+
+@cython.cfunc
+def same_value(x, y) -> cython.bint:
     """IEEE total-order equality: -0 and +0 differ, NaN equals NaN."""
     if x == y:
         return x != 0 or math.copysign(1.0, x) == math.copysign(1.0, y)
