@@ -303,9 +303,12 @@ class PsStage(Stage):
         now = sim.now
         n = len(self.jobs)
         if n:
-            sim.ctx.n = float(n)
             sim.cur = None
-            phi = self.cap if self.cap_const else self.cap_fn(sim.na)
+            if self.cap_const:
+                phi = self.cap
+            else:  # (``n`` is read by a ps capacity only, which sets it first: validate.py)
+                sim.ctx.n = float(n)
+                phi = self.cap_fn(sim.na)
         else:
             phi = 0.0
         self.advance(now)
@@ -322,9 +325,10 @@ class PsStage(Stage):
             sim.schedule(now + (delay if delay > 0 else 0.0), EV_FINISH, self.index, jid,
                          self.epoch)
 
-    @cython.locals(j=Job)
+    @cython.locals(j=Job, e=cython.Py_ssize_t)
     def finish(self, jid, epoch):
-        if epoch != self.epoch:
+        e = epoch  # (an int: reschedule's)
+        if e != self.epoch:
             return
         j = self.jobs.pop(jid, None)
         if j is None:
