@@ -59,11 +59,16 @@ cdef class Stage:
     cpdef void job_done(self, Job j)
     cpdef double est_lambda(self)
     cpdef double est_rho(self)
+    cpdef present(self)
+    cpdef busy(self)
+    cpdef work_left(self)
 
 
 cdef class FifoStage(Stage):
     cdef public Py_ssize_t servers
     cdef public object queue
+    cdef public object enqueue        # queue.append
+    cdef public object dequeue        # queue.popleft
     cdef public Py_ssize_t running    # the jobs in service
 
     cpdef void add_job(self, object owner, double work, str mode, object growing)

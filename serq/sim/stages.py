@@ -17,12 +17,14 @@ from serq.ir import types as T
 from serq.ir.arith import add
 from serq.sim.exprs import K as CONSTANT
 from serq.sim.scheduler import EV_FINISH
-if cython.compiled:  # C types: the accumulators' updates and a job's owner are C (stats.pxd,
-    # sessions.pxd)
+if cython.compiled:  # C types: the accumulators' updates, a job's owner and the run's fields
+    # are C (stats.pxd, sessions.pxd, state.pxd)
     from cython.cimports.serq.sim.sessions import Session
+    from cython.cimports.serq.sim.state import RunState
     from cython.cimports.serq.sim.stats import TimeAvg, Welford
 else:
     from serq.sim.sessions import Session
+    from serq.sim.state import RunState
     from serq.sim.stats import TimeAvg, Welford
 
 READY, QUEUED, IN_STAGE = 0, 1, 2
@@ -183,6 +185,10 @@ class Stage:
     def busy(self):
         return len(self.jobs)
 
+    def work_left(self):
+        """The work left on the stage (§13 ``work``)."""
+        raise NotImplementedError
+
     def remove_job(self, j):
         """Take a job away (its owner was preempted or ended)."""
         raise NotImplementedError
@@ -205,20 +211,24 @@ class FifoStage(Stage):
         # a count beyond any number of jobs (fifo(1e300)) means the same: kept within a C size
         self.servers = min(decl.kind.servers, sys.maxsize)
         self.queue = deque()
+        # the queue's two per-job operations, bound once (compiled, a call of a bound
+        # method costs a third of a method call's look-up)
+        self.enqueue = self.queue.append
+        self.dequeue = self.queue.popleft
         self.running = 0
 
     @cython.locals(j=Job)
     def add_job(self, owner, work, mode, growing):
         j = self.new_job(owner, work, mode, growing)
         if self.queue or self.running >= self.servers:
-            self.queue.append(j)
+            self.enqueue(j)
         else:  # the queue stays empty while a server is free (see fill)
             self.start(j)
 
     def fill(self):
         q = self.queue
         while q and self.running < self.servers:
-            self.start(q.popleft())
+            self.start(self.dequeue())
 
     @cython.locals(now=cython.double)
     def start(self, j):
@@ -400,28 +410,46 @@ def make_stage(sim, index, decl):
 
 
 class StageOps:
-    """Stage functions of expressions; the argument is the resolved stage index."""
+    """Stage functions of expressions; the argument is the resolved stage index.
 
+    A mixin of ``engine.Sim``; compiled, its methods are typed ``self=RunState`` (the stage
+    list a C read of the run's struct, ``state.pxd``) and call a stage's functions through
+    its C type (``present``, ``busy``, ``work_left`` are ``cpdef``: a subclass's own, the
+    step stage's, is still the one called)."""
+
+    @cython.locals(self=RunState, i=cython.Py_ssize_t, st=Stage)
     def fn_queue(self, i):
-        return float(self.stages[i].present())
-
-    def fn_busy(self, i):
-        return float(self.stages[i].busy())
-
-    def fn_work(self, i):
-        return self.stages[i].work_left()
-
-    def fn_est_lambda(self, i):
-        return self.stages[i].est_lambda()
-
-    def fn_est_rho(self, i):
-        return self.stages[i].est_rho()
-
-    def fn_est_wait(self, i):
-        return self.stages[i].e_wait
-
-    def fn_price(self, i, s_h, ds):
         st = self.stages[i]
+        return float(st.present())
+
+    @cython.locals(self=RunState, i=cython.Py_ssize_t, st=Stage)
+    def fn_busy(self, i):
+        st = self.stages[i]
+        return float(st.busy())
+
+    @cython.locals(self=RunState, i=cython.Py_ssize_t, st=Stage)
+    def fn_work(self, i):
+        st = self.stages[i]
+        return st.work_left()
+
+    @cython.locals(self=RunState, i=cython.Py_ssize_t, st=Stage)
+    def fn_est_lambda(self, i):
+        st = self.stages[i]
+        return st.est_lambda()
+
+    @cython.locals(self=RunState, i=cython.Py_ssize_t, st=Stage)
+    def fn_est_rho(self, i):
+        st = self.stages[i]
+        return st.est_rho()
+
+    @cython.locals(self=RunState, i=cython.Py_ssize_t, st=Stage)
+    def fn_est_wait(self, i):
+        st = self.stages[i]
+        return st.e_wait
+
+    @cython.locals(self=RunState, i=cython.Py_ssize_t)
+    def fn_price(self, i, s_h, ds):
+        st = self.stages[i]  # (untyped: the sums below are Python's, NaNs included)
         lam = st.est_lambda()
         rho = st.est_rho()
         w = st.e_wait
