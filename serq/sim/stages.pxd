@@ -67,8 +67,6 @@ cdef class Stage:
 cdef class FifoStage(Stage):
     cdef public Py_ssize_t servers
     cdef public object queue
-    cdef public object enqueue        # queue.append
-    cdef public object dequeue        # queue.popleft
     cdef public Py_ssize_t running    # the jobs in service
 
     cpdef void add_job(self, object owner, double work, str mode, object growing)

@@ -31,6 +31,10 @@ READY, QUEUED, IN_STAGE = 0, 1, 2
 ALPHA = 0.01
 BETA = 1.0 - ALPHA  # the EWMA weight of the past, computed once (the same value)
 NAN = float("nan")
+# a fifo queue's two per-job operations, looked up once: compiled, a call of the method
+# costs a third of a method call by name (interpreted, the same)
+_enqueue = deque.append
+_dequeue = deque.popleft
 
 
 @cython.final
@@ -211,24 +215,20 @@ class FifoStage(Stage):
         # a count beyond any number of jobs (fifo(1e300)) means the same: kept within a C size
         self.servers = min(decl.kind.servers, sys.maxsize)
         self.queue = deque()
-        # the queue's two per-job operations, bound once (compiled, a call of a bound
-        # method costs a third of a method call's look-up)
-        self.enqueue = self.queue.append
-        self.dequeue = self.queue.popleft
         self.running = 0
 
     @cython.locals(j=Job)
     def add_job(self, owner, work, mode, growing):
         j = self.new_job(owner, work, mode, growing)
         if self.queue or self.running >= self.servers:
-            self.enqueue(j)
+            _enqueue(self.queue, j)
         else:  # the queue stays empty while a server is free (see fill)
             self.start(j)
 
     def fill(self):
         q = self.queue
         while q and self.running < self.servers:
-            self.start(self.dequeue())
+            self.start(_dequeue(q))
 
     @cython.locals(now=cython.double)
     def start(self, j):
