@@ -23,9 +23,11 @@ if cython.compiled:  # C types: the accumulators' updates, a job's owner and the
     from cython.cimports.serq.sim.state import RunState
     from cython.cimports.serq.sim.stats import TimeAvg, Welford
 else:
-    from serq.sim.sessions import Session
     from serq.sim.state import RunState
     from serq.sim.stats import TimeAvg, Welford
+    # sessions.py imports this module; interpreted, a type in @cython.locals is not used
+    # (_cython_shim), so the name stands in without importing it
+    Session = object
 
 READY, QUEUED, IN_STAGE = 0, 1, 2
 ALPHA = 0.01
