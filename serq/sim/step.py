@@ -5,6 +5,7 @@ iteration, growth of ``growing`` pools, the iteration's cost, and inter-token la
 from __future__ import annotations
 
 import math
+from operator import itemgetter
 
 try:
     import cython
@@ -13,16 +14,22 @@ except ImportError:  # Cython not installed: the no-op stand-in, the module runs
 
 from serq.ir import types as T
 from serq.sim.pools import EPS, total_key
+from serq.sim.exprs import K
 from serq.sim.scheduler import EV_ITER
 from serq.sim.stages import Stage
 
-if cython.compiled:  # C types: job, hold and session fields, the accumulators' updates
-    from cython.cimports.serq.sim.pools import Hold, HoldEntry
+if cython.compiled:  # C types: job, hold and session fields, the run's fields and context
+    # variables, the accumulators' updates
+    from cython.cimports.serq.sim.context import Context
+    from cython.cimports.serq.sim.pools import Hold, HoldEntry, PoolCore
     from cython.cimports.serq.sim.sessions import Session
     from cython.cimports.serq.sim.stages import Job
+    from cython.cimports.serq.sim.state import RunState
     from cython.cimports.serq.sim.stats import LogHist, TimeAvg, Welford
 else:
-    from serq.sim.pools import Hold, HoldEntry
+    from serq.sim.context import Context
+    from serq.sim.pools import Hold, HoldEntry, PoolCore
+    from serq.sim.state import RunState
     from serq.sim.sessions import Session
     from serq.sim.stages import Job
     from serq.sim.stats import LogHist, TimeAvg, Welford
@@ -33,6 +40,7 @@ READY, QUEUED, IN_STAGE, GROWING = 0, 1, 2, 3
 NAN = math.nan
 U64_MAX = float(1 << 64)
 ZERO_COST_LIMIT = 100_000
+first = itemgetter(0)  # the sort key of a (key, job) pair
 
 
 @cython.cclass
@@ -49,8 +57,10 @@ class StepStage(Stage):
         ex = sim.ex
         # machine expressions read no session: an attribute there reads NaN
         self.na = [NAN] * len(sim.p.attrs)
-        self.budget_fn = ex.function(k.budget)
-        self.chunk_fn = ex.function(k.chunk)
+        # budget and chunk: a constant (the common case) is kept as its value and read in
+        # place of a call (``plan``); ``budget_fn``/``chunk_fn`` are None then
+        self.budget_fn, self.budget_k = const_or_function(ex, k.budget)
+        self.chunk_fn, self.chunk_k = const_or_function(ex, k.chunk)
         self.cost_fn = ex.function(k.cost, track=False)  # see Sim.totals_read
         self.memory = k.memory
         self.exclusive = type(k.serve) is T.ServeExclusivePrefill
@@ -186,6 +196,8 @@ class StepStage(Stage):
         m = self.memory
         return [e for h in owner.holds for e in h.entries if e.pool == m]
 
+    @cython.locals(ctx=Context, dec=cython.Py_ssize_t, kvb=cython.double, kvp=cython.double,
+                   nres=cython.double, ndec=cython.double)
     def totals(self):
         """Set the pre-iteration context: residents, decoders, kv_decode, kv_prefill."""
         ctx = self.sim.ctx
@@ -217,18 +229,20 @@ class StepStage(Stage):
                 kvp += h
         return dec, kvb, kvp
 
+    @cython.locals(ctx=Context)
     def set_totals(self, t):
         ctx = self.sim.ctx
         ctx.nres, ctx.ndec, ctx.kvb, ctx.kvp = t
 
+    @cython.locals(sim=RunState)
     def plan(self, totals=True):
         """Budget and chunk, evaluated with the pre-iteration totals (not computed when
         ``totals`` is false and no expression reads them: ``Sim.totals_read``)."""
         sim = self.sim
         t = self.totals() if totals or sim.totals_read else None
         sim.cur = None
-        budget = self.budget_fn(self.na)
-        chunk = self.chunk_fn(self.na)
+        budget = self.budget_k if self.budget_fn is None else self.budget_fn(self.na)
+        chunk = self.chunk_k if self.chunk_fn is None else self.chunk_fn(self.na)
         return t, budget, chunk
 
     @staticmethod
@@ -247,6 +261,7 @@ class StepStage(Stage):
         return r if r > 0 else 0.0
 
     # -- serving order (§8.4) ---------------------------------------------------------------------
+    @cython.locals(sim=RunState, ctx=Context, o=Session)
     def order(self, totals):
         res = self.residents
         keys = self.serve_keys
@@ -264,7 +279,7 @@ class StepStage(Stage):
             sim.cur = o
             a = o.attrs if o is not None else self.na
             ranked.append(([total_key(f(a)) for f in keys], j))
-        ranked.sort(key=lambda x: x[0])
+        ranked.sort(key=first)
         return [j for _, j in ranked]
 
     # -- an iteration (§8.3, §8.5) -------------------------------------------------------------------
@@ -274,6 +289,7 @@ class StepStage(Stage):
         if self.residents or self.waiting():
             self.start_iteration()
 
+    @cython.locals(pl=PoolCore)
     def waiting(self):
         """Whether a hold waits in the queue of a pool admitted via this stage (§8.8)."""
         for pl in self.via_pools:
@@ -290,7 +306,8 @@ class StepStage(Stage):
                    decode=cython.bint, want=cython.double, tokens=cython.double,
                    cap=cython.double, need=cython.double, hk=cython.double,
                    grown=cython.bint, preempted=cython.bint, eps=cython.double, j=Job,
-                   h=Hold, e=HoldEntry, e1=HoldEntry, o=Session, k=cython.Py_ssize_t)
+                   h=Hold, e=HoldEntry, e1=HoldEntry, o=Session, k=cython.Py_ssize_t,
+                   sim=RunState, assign=list, res=list)
     def start_iteration(self):
         """Plan and start an iteration (§8.3, §8.5): serve the residents in the serving order
         (§8.4), each its want within the budget left (under ``exclusive prefill``: one
@@ -339,7 +356,6 @@ class StepStage(Stage):
         kvb = 0.0
         kvp = 0.0
         full = False
-        append = assign.append
         check = keyed  # whether the marks tell the visited jobs
         while not full:
             ver = self.rver
@@ -362,7 +378,7 @@ class StepStage(Stage):
                     e, o, e1 = dge
                     if o.status != GROWING and not e.pos + 1.0 - e.alloc > eps:
                         e.pos += 1.0
-                        append([j, 1.0])
+                        assign.append([j, 1.0])
                         ntok += 1.0
                         dec += 1
                         kvb += e1.alloc
@@ -417,7 +433,7 @@ class StepStage(Stage):
                 if exclusive and not decode:  # a prefill alone
                     assign.clear()
                     left = budget
-                append([j, tokens])
+                assign.append([j, tokens])
                 ntok += tokens
                 hk = job_units(self, j)
                 if decode:
@@ -512,7 +528,7 @@ class StepStage(Stage):
 
     @cython.locals(ntok=cython.double, dec=cython.Py_ssize_t, npre=cython.double,
                    kvb=cython.double, kvp=cython.double, cost=cython.double, now=cython.double,
-                   batch=Welford, step_cost=Welford)
+                   batch=Welford, step_cost=Welford, sim=RunState, ctx=Context)
     def launch(self, assign, attn, sums, chunk=0.0):
         """Evaluate the iteration's cost and schedule its end."""
         sim = self.sim
@@ -570,7 +586,7 @@ class StepStage(Stage):
             sim.fail(f"`growing {name}` outside a hold of it", o, f"growing {name}")
         return h, h.entry(g), o
 
-    @cython.locals(s=Session)
+    @cython.locals(s=Session, sim=RunState, pl=PoolCore)
     def admit_bound(self, left):
         """Admit one waiting hold of an ``admit via`` pool inside the iteration (§8.8)."""
         sim = self.sim
@@ -599,7 +615,8 @@ class StepStage(Stage):
 
     @cython.locals(now=cython.double, warm=cython.bint, px=cython.double, nrep=cython.Py_ssize_t,
                    w=cython.double, fin=cython.bint, x=cython.double, eps=cython.double,
-                   j=Job, tokens=cython.double, itl=LogHist)
+                   j=Job, tokens=cython.double, itl=LogHist, sim=RunState, t=object,
+                   last=list)
     def iter_end(self, epoch):
         run = self.running
         if run is None or run[0] != epoch:
@@ -610,7 +627,7 @@ class StepStage(Stage):
         now = t
         eps = EPS
         self.flush_idle()
-        self.idle_at = now  # step_stats(now, 0, 0.0), pending (see flush_idle)
+        self.idle_at = t  # step_stats(now, 0, 0.0), pending (see flush_idle)
         jobs = self.jobs
         done = []
         # Each job's work, then its token: a token reads nothing another job's work update
@@ -668,13 +685,15 @@ class StepStage(Stage):
         if sim.hooks is not None:
             sim.hooks.iter_end(self, done)
 
+    @cython.locals(sim=RunState, last=list)
     def token(self, s, decode):
         """Session ``s`` has a token now (a decode's, or a prefill's last): its inter-token
         latency (§8.7), or None where it has none; ``s.last_token`` becomes ``[turn, now,
         self, decoded, False]`` (``decoded``: a decode token in this turn so far), the list
         kept (a job's ``tok`` may refer to it)."""
-        now = self.sim.now
-        turn = s.attrs[self.sim.p.slot_turn]
+        sim = self.sim
+        now = sim.now
+        turn = s.attrs[sim.p.slot_turn]
         last = s.last_token
         if last is None or last[0] != turn:
             s.last_token = [turn, now, self, decode, False]
@@ -686,6 +705,15 @@ class StepStage(Stage):
         last[3] = decoded or decode
         last[4] = False
         return x
+
+
+def const_or_function(ex, e):
+    """``(None, value)`` for an expression that is a constant (``exprs``' folded node), else
+    ``(f, 0.0)``: its function."""
+    shape, f, v = ex.node(e)
+    if shape == K:
+        return None, v
+    return f, 0.0
 
 
 @cython.cfunc
