@@ -18,6 +18,8 @@ cdef class StepStage(Stage):
     cdef public object chunk_fn     # None: a constant, chunk_k
     cdef public double budget_k
     cdef public double chunk_k
+    cdef public double planned_budget
+    cdef public double planned_chunk
     cdef public object cost_fn
     cdef public object memory
     cdef public bint exclusive
@@ -46,7 +48,7 @@ cdef class StepStage(Stage):
     cpdef void step_stats(self, double now, Py_ssize_t decoders, double prefilled)
     cpdef void add_job(self, object owner, double work, str mode, object growing)
     cpdef void settle(self, bint pending_now)
-    cpdef tuple plan(self, bint totals=*)
+    cpdef plan(self, bint totals=*)
     cpdef list order(self, object totals)
     cpdef bint waiting(self)
     cpdef void start_iteration(self)

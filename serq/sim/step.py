@@ -61,6 +61,8 @@ class StepStage(Stage):
         # place of a call (``plan``); ``budget_fn``/``chunk_fn`` are None then
         self.budget_fn, self.budget_k = const_or_function(ex, k.budget)
         self.chunk_fn, self.chunk_k = const_or_function(ex, k.chunk)
+        self.planned_budget = 0.0  # the iteration being planned's (``plan``)
+        self.planned_chunk = 0.0
         self.cost_fn = ex.function(k.cost, track=False)  # see Sim.totals_read
         self.memory = k.memory
         self.exclusive = type(k.serve) is T.ServeExclusivePrefill
@@ -236,14 +238,16 @@ class StepStage(Stage):
 
     @cython.locals(sim=RunState)
     def plan(self, totals=True):
-        """Budget and chunk, evaluated with the pre-iteration totals (not computed when
-        ``totals`` is false and no expression reads them: ``Sim.totals_read``)."""
+        """Budget and chunk (``planned_budget``, ``planned_chunk``: fields, not a returned
+        tuple, so that compiled they stay C numbers), evaluated with the pre-iteration totals;
+        returns the totals, or None where they are not computed (``totals`` false and no
+        expression reads them: ``Sim.totals_read``)."""
         sim = self.sim
         t = self.totals() if totals or sim.totals_read else None
         sim.cur = None
-        budget = self.budget_k if self.budget_fn is None else self.budget_fn(self.na)
-        chunk = self.chunk_k if self.chunk_fn is None else self.chunk_fn(self.na)
-        return t, budget, chunk
+        self.planned_budget = self.budget_k if self.budget_fn is None else self.budget_fn(self.na)
+        self.planned_chunk = self.chunk_k if self.chunk_fn is None else self.chunk_fn(self.na)
+        return t
 
     @staticmethod
     def wants(j, chunk):
@@ -253,7 +257,9 @@ class StepStage(Stage):
     @cython.locals(budget=cython.double, chunk=cython.double, want=cython.double,
                    r=cython.double)
     def budget_left(self):
-        t, budget, chunk = self.plan()
+        self.plan()
+        budget = self.planned_budget
+        chunk = self.planned_chunk
         want = 0.0
         for j in self.residents:
             want += job_want(j, chunk)
@@ -307,7 +313,7 @@ class StepStage(Stage):
                    cap=cython.double, need=cython.double, hk=cython.double,
                    grown=cython.bint, preempted=cython.bint, eps=cython.double, j=Job,
                    h=Hold, e=HoldEntry, e1=HoldEntry, o=Session, k=cython.Py_ssize_t,
-                   sim=RunState, assign=list, res=list)
+                   sim=RunState, assign=list, res=list, pair=list, dge=tuple, ge=tuple)
     def start_iteration(self):
         """Plan and start an iteration (§8.3, §8.5): serve the residents in the serving order
         (§8.4), each its want within the budget left (under ``exclusive prefill``: one
@@ -326,7 +332,9 @@ class StepStage(Stage):
         keyed = keys is not None
         exclusive = self.exclusive
         only = self.only_fn
-        totals, budget, chunk = self.plan(totals=keyed or only is not None)
+        totals = self.plan(totals=keyed or only is not None)
+        budget = self.planned_budget
+        chunk = self.planned_chunk
         if sim.hooks is not None:
             sim.hooks.iter_begin(self, budget, chunk)
         if only is not None:
@@ -375,10 +383,11 @@ class StepStage(Stage):
                 if dge is not None and left >= 1.0 and j.work >= 1.0:
                     # the common decode: one token, no growth needed; what the general
                     # steps below do in that case (see where dge is set)
-                    e, o, e1 = dge
+                    e, o, e1, pair = dge
                     if o.status != GROWING and not e.pos + 1.0 - e.alloc > eps:
                         e.pos += 1.0
-                        assign.append([j, 1.0])
+                        pair[1] = 1.0  # (the pair of a previous iteration, reused)
+                        assign.append(pair)
                         ntok += 1.0
                         dec += 1
                         kvb += e1.alloc
@@ -441,8 +450,11 @@ class StepStage(Stage):
                     kvb += hk
                     if ge is not None and j.kv1 is not None and not exclusive:
                         # a growing decode with one KV entry, its hold now marked grown
-                        # (for good): later tokens take the fast path above
-                        j.dge = (ge[1], ge[2], j.kv1)
+                        # (for good): later tokens take the fast path above, with the
+                        # job's [job, tokens] pair of the assignment made once (a job is in
+                        # one assignment at a time, once, and nothing keeps an assignment
+                        # after its iteration ended)
+                        j.dge = (ge[1], ge[2], j.kv1, [j, 1.0])
                 else:
                     npre += tokens
                     kvp += hk
@@ -528,7 +540,8 @@ class StepStage(Stage):
 
     @cython.locals(ntok=cython.double, dec=cython.Py_ssize_t, npre=cython.double,
                    kvb=cython.double, kvp=cython.double, cost=cython.double, now=cython.double,
-                   batch=Welford, step_cost=Welford, sim=RunState, ctx=Context)
+                   batch=Welford, step_cost=Welford, sim=RunState, ctx=Context, epoch=object,
+                   idle_t=cython.double)
     def launch(self, assign, attn, sums, chunk=0.0):
         """Evaluate the iteration's cost and schedule its end."""
         sim = self.sim
@@ -559,11 +572,13 @@ class StepStage(Stage):
         if sim.hooks is not None:  # the batch formed, not running yet: the claims read here
             sim.hooks.batch(self, chunk)
         self.epoch += 1
-        self.running = (self.epoch, assign)
+        epoch = self.epoch  # (one int object for the record and the event)
+        self.running = (epoch, assign)
         self.iterations += 1
         now = sim.now
         if self.idle_at is not None:
-            if self.idle_at == now:
+            idle_t = self.idle_at
+            if idle_t == now:
                 self.idle_at = None  # see flush_idle
             else:
                 self.flush_idle()
@@ -573,7 +588,7 @@ class StepStage(Stage):
             step_cost = self.step_cost
             batch.add(dec)
             step_cost.add(cost)
-        sim.schedule(now + cost, EV_ITER, self.index, self.epoch, None)
+        sim.schedule(now + cost, EV_ITER, self.index, epoch, None)
         if sim.hooks is not None:
             sim.hooks.iter_launch(self, assign, cost, sums)
 
@@ -616,7 +631,7 @@ class StepStage(Stage):
     @cython.locals(now=cython.double, warm=cython.bint, px=cython.double, nrep=cython.Py_ssize_t,
                    w=cython.double, fin=cython.bint, x=cython.double, eps=cython.double,
                    j=Job, tokens=cython.double, itl=LogHist, sim=RunState, t=object,
-                   last=list)
+                   last=list, run=tuple, assign=list, lt=cython.double)
     def iter_end(self, epoch):
         run = self.running
         if run is None or run[0] != epoch:
@@ -640,7 +655,8 @@ class StepStage(Stage):
         nrep = 0  # (px is the run's value once nrep > 0)
         # every job of the assignment is still resident: remove_job takes a job out of the
         # running assignment as it takes it out of the stage
-        for j, tokens in run[1]:
+        assign = run[1]
+        for j, tokens in assign:
             w = j.work - tokens
             j.work = w
             fin = w <= eps
@@ -650,7 +666,8 @@ class StepStage(Stage):
             if last is not None:
                 # what ``token`` does for a decode whose owner's token record is settled:
                 # only the time of its last token moves
-                x = now - last[1]
+                lt = last[1]
+                x = now - lt
                 last[1] = t
             elif (j.decode or fin) and j.owner is not None:
                 xo = self.token(j.owner, j.decode)
