@@ -631,7 +631,7 @@ class StepStage(Stage):
     @cython.locals(now=cython.double, warm=cython.bint, px=cython.double, nrep=cython.Py_ssize_t,
                    w=cython.double, fin=cython.bint, x=cython.double, eps=cython.double,
                    j=Job, tokens=cython.double, itl=LogHist, sim=RunState, t=object,
-                   last=list, run=tuple, assign=list, lt=cython.double)
+                   last=list, run=tuple, assign=list, lt=cython.double, done=list)
     def iter_end(self, epoch):
         run = self.running
         if run is None or run[0] != epoch:
@@ -644,7 +644,7 @@ class StepStage(Stage):
         self.flush_idle()
         self.idle_at = t  # step_stats(now, 0, 0.0), pending (see flush_idle)
         jobs = self.jobs
-        done = []
+        done = None  # the jobs done, a list once there is one
         # Each job's work, then its token: a token reads nothing another job's work update
         # writes, so one pass does both in the reference's order.
         warm = sim.warm
@@ -661,7 +661,10 @@ class StepStage(Stage):
             j.work = w
             fin = w <= eps
             if fin:
-                done.append(j)
+                if done is None:
+                    done = [j]
+                else:
+                    done.append(j)
             last = j.tok
             if last is not None:
                 # what ``token`` does for a decode whose owner's token record is settled:
@@ -692,7 +695,7 @@ class StepStage(Stage):
                 nrep = 1
         if nrep:
             itl.add_repeat(px, nrep)
-        if done:
+        if done is not None:
             res = self.residents
             for j in done:
                 del jobs[j.id]
@@ -700,7 +703,7 @@ class StepStage(Stage):
                 self.rver += 1
                 self.job_done(j)
         if sim.hooks is not None:
-            sim.hooks.iter_end(self, done)
+            sim.hooks.iter_end(self, done if done is not None else [])
 
     @cython.locals(sim=RunState, last=list)
     def token(self, s, decode):
