@@ -168,6 +168,7 @@ class StepStage(Stage):
         del self.jobs[j.id]
         self.residents.remove(j)
         self.rver += 1
+        j.dge = None  # (its pair refers to j: a cycle, left to the cyclic GC otherwise)
         if self.running is not None:
             assign = self.running[1]
             for k, a in enumerate(assign):
@@ -701,6 +702,7 @@ class StepStage(Stage):
                 del jobs[j.id]
                 res.remove(j)
                 self.rver += 1
+                j.dge = None  # see remove_job
                 self.job_done(j)
         if sim.hooks is not None:
             sim.hooks.iter_end(self, done if done is not None else [])
