@@ -241,11 +241,10 @@ def ctx_read(S, field):
         def f(a):
             return S.now
         return (N, f, S)
-    get = operator.attrgetter(field)
     ctx = S.ctx
 
     def g(a):
-        return get(ctx)
+        return getattr(ctx, field)  # (an attrgetter is called through an argument tuple)
     return (F, g, None)
 
 
