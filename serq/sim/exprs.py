@@ -34,6 +34,7 @@ except ImportError:  # Cython not installed: the no-op stand-in, the module runs
 
 from serq.ir import arith
 from serq.ir import types as T
+from serq.sim.context import Context  # noqa: F401  (its old home; tests import it here)
 
 # The samplers of the random streams (the one definition of each law, rng.py); compiled, a
 # draw is a C call on the typed generator (rng.pxd), its arguments and result C doubles
@@ -54,19 +55,6 @@ CTX_FIELD = {"Now": "now", "Waited": "waited", "Size": "size", "Age": "age", "La
              "Decoding": "decoding", "Admission": "admission", "Remaining": "remaining",
              # a claim over iterations (IR 11), set by the claims observer before it reads
              "Demand": "demand", "Served": "served", "Arrived": "arrived"}
-
-
-class Context:
-    """The context variables of the moment being evaluated (interpreter.md §13): each moment
-    (a queue key, an eviction key, a step stage's cost, a ps capacity …) sets the ones it
-    defines on ``sim.ctx`` before it evaluates; the others keep their last value."""
-    __slots__ = ("waited", "size", "age", "last", "queued", "n", "ntok", "ndec", "npre",
-                 "nres", "kvb", "kvp", "attn", "decoding", "admission", "remaining",
-                 "demand", "served", "arrived")
-
-    def __init__(self):
-        for name in self.__slots__:
-            setattr(self, name, 0.0)
 
 
 #: Python's operators where arith says they give its answer (see ``binary_op``)
@@ -241,11 +229,10 @@ def ctx_read(S, field):
         def f(a):
             return S.now
         return (N, f, S)
-    get = operator.attrgetter(field)
     ctx = S.ctx
 
     def g(a):
-        return get(ctx)
+        return getattr(ctx, field)  # (an attrgetter is called through an argument tuple)
     return (F, g, None)
 
 
@@ -391,30 +378,45 @@ def draw_uniform(rng, low, high):
     return (F, g, None)
 
 
-@cython.locals(r=Rng)
+@cython.locals(r=Rng, pv=cython.double)
 def draw_bernoulli(rng, p):
     """``~bernoulli(p)``: ``rng.sample_bernoulli``."""
     r = rng
+    if p[0] == K:
+        pv = p[2]
+
+        @cython.locals(a=object)
+        def f(a):
+            return sample_bernoulli(r, pv)
+        return (F, f, None)
     fp = p[1]
 
     @cython.locals(a=object)
-    def f(a):
+    def g(a):
         return sample_bernoulli(r, fp(a))
-    return (F, f, None)
+    return (F, g, None)
 
 
-@cython.locals(r=Rng)
+@cython.locals(r=Rng, mv=cython.double, cv=cython.double)
 def draw_h2(rng, mean, c2):
     """``~h2(m, c2)``: ``rng.sample_h2``."""
     r = rng
+    if mean[0] == K and c2[0] == K:
+        mv = mean[2]
+        cv = c2[2]
+
+        @cython.locals(a=object)
+        def f(a):
+            return sample_h2(r, mv, cv)
+        return (F, f, None)
     fm = mean[1]
     fc = c2[1]
 
     @cython.locals(a=object, x=cython.double)
-    def f(a):
+    def g(a):
         x = fm(a)
         return sample_h2(r, x, fc(a))
-    return (F, f, None)
+    return (F, g, None)
 
 
 @cython.locals(r=Rng)
