@@ -24,11 +24,17 @@ from serq.sim.fmt import display
 from serq.sim.scheduler import EV_LEASE
 from serq.sim.sessions import NO_POS
 from serq.sim.stats import total_order_key as total_key
-if cython.compiled:  # the accumulators' C type: their updates are C calls (stats.pxd)
+# Compiled, the C types: the accumulators' updates are C calls (stats.pxd); the run's fields
+# (state.pxd) and a session's (sessions.pxd) are C slots for the methods typed with them
+if cython.compiled:
     from cython.cimports.serq.sim.stats import TimeAvg, Welford
+    from cython.cimports.serq.sim.state import RunState
+    from cython.cimports.serq.sim.sessions import Session
     from cython.cimports.libc.math import ceil, floor
 else:
     from serq.sim.stats import TimeAvg, Welford
+    from serq.sim.state import RunState
+    from serq.sim.sessions import Session
     from math import ceil, floor
 
 READY, QUEUED, IN_STAGE, GROWING, ENDED = range(5)
@@ -260,7 +266,7 @@ class PoolCore:
 
     # -- admission (§9.3) ---------------------------------------------------------------------
     @cython.ccall
-    @cython.locals(front=Req, req=Req, best=Req, now=cython.double)
+    @cython.locals(front=Req, req=Req, best=Req, now=cython.double, sim=RunState, s=Session)
     def next_waiter(self) -> Req:
         q = self.queue
         if not q:
@@ -285,7 +291,7 @@ class PoolCore:
         return best
 
     @cython.ccall
-    @cython.locals(req=Req)
+    @cython.locals(req=Req, sim=RunState)
     def try_admit(self) -> cython.void:
         if self.admit_via is not None or not self.queue:
             return
@@ -303,21 +309,21 @@ class PoolCore:
 
     @cython.ccall
     @cython.locals(pool=cython.Py_ssize_t, d=cython.double, h=Hold, e=HoldEntry,
-                   need=cython.double)
+                   need=cython.double, sim=RunState, s=Session)
     def retry_growers(self) -> cython.void:
         g = self.growers
         sim = self.sim
         while g:
             s = g[0]
             pool, d, job = s.grow
-            h = sim.innermost(s, pool)
+            h = innermost(s, pool)
             e = h.entry(pool)
             need = self.up(e.alloc + d) - e.alloc
             if not self.used + need <= self.cap + _EPS:
                 return
             g.popleft()
             s.grow = None
-            sim.make_room(self, need)
+            make_room(sim, self, need)
             self.used += need
             e.alloc += need
             if job is not None:
@@ -335,6 +341,41 @@ class PoolState(PoolCore):
     compiled, a typed call of a method checks that the class still has the compiled one (a
     cached version tag) and is otherwise a C call."""
     __slots__ = ()
+
+
+@cython.locals(h=Hold, e=HoldEntry, k=cython.Py_ssize_t)
+def innermost(s, pi):
+    """The innermost hold of ``s`` on pool ``pi`` (§9.8: a grow, load or release names the
+    innermost hold of its pool), or None."""
+    holds = s.holds
+    k = len(holds) - 1
+    while k >= 0:
+        h = holds[k]
+        for e in h.entries:
+            if e.pool == pi:
+                return h
+        k -= 1
+    return None
+
+
+@cython.locals(cap=cython.double)
+def make_room(sim, pl, need):
+    """Evict from ``pl``'s cache until ``need`` more units fit beside what it holds and
+    caches (§10; ``PoolOps.evict`` is the loop). Compiled, a C call that returns at once when
+    there is room, the common case."""
+    cap = pl.cap + _EPS
+    if pl.used + pl.cached + need <= cap or not pl.entries:
+        return
+    hooks = sim.hooks
+    before = None
+    if hooks is not None:
+        before = hooks.evict_begin(pl)
+    try:
+        sim.evict(pl, need, cap)
+    except evict.NoProgress as e:
+        sim.eviction_fail(pl, str(e))
+    if hooks is not None:
+        hooks.evict_end(pl, need, before)
 
 
 class PoolOps:
@@ -399,7 +440,7 @@ class PoolOps:
             return True
         return op
 
-    @cython.locals(t=HoldTemplate, u=cython.double)
+    @cython.locals(self=RunState, s=Session, t=HoldTemplate, u=cython.double)
     def make_request(self, s, t):
         a = s.attrs
         self.cur = s
@@ -414,8 +455,8 @@ class PoolOps:
             units.append(u if u > 0 else 0.0)
         return Req(s, t, pools, units, self.now)
 
-    @cython.locals(req=Req, t=HoldTemplate, k=cython.Py_ssize_t, pl=PoolCore,
-                   need=cython.double, r=cython.double)
+    @cython.locals(self=RunState, s=Session, req=Req, t=HoldTemplate, k=cython.Py_ssize_t,
+                   pl=PoolCore, need=cython.double, r=cython.double)
     def enqueue(self, s, req, front):
         t = req.tmpl
         a = s.attrs
@@ -442,8 +483,8 @@ class PoolOps:
         else:
             pl.queue.append(req)
 
-    @cython.locals(req=Req, t=HoldTemplate, k=cython.Py_ssize_t, u=cython.double,
-                   need=cython.double, r=cython.double, pl=PoolCore)
+    @cython.locals(self=RunState, s=Session, req=Req, t=HoldTemplate, k=cython.Py_ssize_t,
+                   u=cython.double, need=cython.double, r=cython.double, pl=PoolCore)
     def req_fits(self, req):
         """Re-evaluate a waiting request's units and needs; does it fit every pool?"""
         s = req.session
@@ -471,9 +512,10 @@ class PoolOps:
                 return False
         return True
 
-    @cython.locals(req=Req, t=HoldTemplate, k=cython.Py_ssize_t, pl=PoolCore, ent=Entry,
-                   alloc=cython.double, own=cython.double, best_own=cython.double,
-                   keep=cython.double, excess=cython.double, h=Hold, now=cython.double)
+    @cython.locals(self=RunState, s=Session, req=Req, t=HoldTemplate, k=cython.Py_ssize_t,
+                   pl=PoolCore, ent=Entry, alloc=cython.double, own=cython.double,
+                   best_own=cython.double, keep=cython.double, excess=cython.double, h=Hold,
+                   now=cython.double)
     def admit(self, req):
         """A request leaves its queue and becomes a hold (§9.4)."""
         s = req.session
@@ -507,7 +549,7 @@ class PoolOps:
                             pl.add_entry(Entry(dk, excess, ent.last, ent.seq, list(a)))
                             pl.cached += excess
                             own = keep
-            self.make_room(pl, alloc)
+            make_room(self, pl, alloc)
             pl.used += alloc
             pl.holders.append(s)
             pl.admissions += 1
@@ -539,8 +581,9 @@ class PoolOps:
             self.hooks.admit(s, entries)
 
     # -- releasing (§9.5–§9.7) ------------------------------------------------------------------
-    @cython.locals(pi=cython.Py_ssize_t, alloc=cython.double, computed=cython.double,
-                   pl=PoolCore, c=cython.double, keep=cython.double, old=Entry)
+    @cython.locals(self=RunState, s=Session, pi=cython.Py_ssize_t, alloc=cython.double,
+                   computed=cython.double, pl=PoolCore, c=cython.double, keep=cython.double,
+                   old=Entry)
     def release_units(self, s, pi, alloc, computed, cache):
         pl = self.pools[pi]
         pl.used -= alloc
@@ -560,13 +603,14 @@ class PoolOps:
                 self.next_release += 1
                 pl.cached += keep
 
-    @cython.locals(h=Hold, e=HoldEntry)
+    @cython.locals(self=RunState, h=Hold, e=HoldEntry)
     def release_hold(self, s, h):
         cache = h.tmpl.cache
         for e in h.entries:
             self.release_units(s, e.pool, e.alloc, e.pos if h.grown else e.alloc, cache)
 
-    @cython.locals(h=Hold, e=HoldEntry, computed=cython.double, t=cython.double, ls=Lease)
+    @cython.locals(self=RunState, s=Session, h=Hold, e=HoldEntry, computed=cython.double,
+                   t=cython.double, ls=Lease)
     def end_hold_scope(self, s):
         h = s.holds.pop()
         cache = h.tmpl.cache
@@ -592,7 +636,7 @@ class PoolOps:
         a[self.p.slot_computed] = 0.0
         self.admit_all()
 
-    @cython.locals(ls=Lease)
+    @cython.locals(self=RunState, s=Session, ls=Lease)
     def end_lease_by_id(self, s, lid):
         for k, ls in enumerate(s.leases):
             if ls.id == lid:
@@ -601,7 +645,7 @@ class PoolOps:
                 return True
         return False
 
-    @cython.locals(ls=Lease)
+    @cython.locals(self=RunState, s=Session, ls=Lease)
     def release_all(self, s):
         while s.holds:
             self.release_hold(s, s.holds.pop())
@@ -609,13 +653,10 @@ class PoolOps:
             ls = s.leases.pop(0)
             self.release_units(s, ls.pool, ls.alloc, ls.computed, ls.cache)
 
-    @cython.locals(pi=cython.Py_ssize_t, h=Hold, e=HoldEntry)
     def innermost(self, s, pi):
-        for h in reversed(s.holds):
-            for e in h.entries:
-                if e.pool == pi:
-                    return h
-        return None
+        """The innermost hold of ``s`` on pool ``pi``, or None (the module's ``innermost``,
+        for the callers that hold the run)."""
+        return innermost(s, pi)
 
     # -- grow, drop, release, load statements ------------------------------------------------------
     def compile_pool_stmt(self, st, stream):
@@ -646,7 +687,7 @@ class PoolOps:
                 pi = pool_of(s)
                 d = amount(s.attrs)
                 d = d if d > 0 else 0.0
-                if S.innermost(s, pi) is None:
+                if innermost(s, pi) is None:
                     S.fail(f"grow outside a hold of pool `{name}`", s, f"grow {name}")
                 if not S.grow(s, pi, d, None):
                     return True
@@ -655,7 +696,7 @@ class PoolOps:
             pi = pool_of(s)
             n = amount(s.attrs)
             n = n if n > 0 else 0.0
-            h = S.innermost(s, pi)
+            h = innermost(s, pi)
             if h is None:
                 S.fail(f"`load {name}` outside a hold of `{name}`", s, f"load {name}")
             e = h.entry(pi)
@@ -668,9 +709,10 @@ class PoolOps:
             h.grown = True
         return op
 
-    @cython.locals(pi=cython.Py_ssize_t, h=Hold, e=HoldEntry, ls=Lease)
+    @cython.locals(self=RunState, s=Session, pi=cython.Py_ssize_t, h=Hold, e=HoldEntry,
+                   ls=Lease)
     def release_stmt(self, s, pi):
-        h = self.innermost(s, pi)
+        h = innermost(s, pi)
         if h is not None:
             e = h.entry(pi)
             h.entries.remove(e)
@@ -686,20 +728,20 @@ class PoolOps:
         self.cur = s
 
     # -- growth and preemption (§9.8–§9.10) ---------------------------------------------------
-    @cython.locals(pi=cython.Py_ssize_t, d=cython.double, pl=PoolCore, h=Hold, e=HoldEntry,
-                   need=cython.double)
+    @cython.locals(self=RunState, s=Session, pi=cython.Py_ssize_t, d=cython.double,
+                   pl=PoolCore, h=Hold, e=HoldEntry, need=cython.double)
     def grow(self, s, pi, d, job):
         """Grow the innermost hold of ``s`` on pool ``pi`` by ``d``; False if it stalled or
         was preempted."""
         pl = self.pools[pi]
-        h = self.innermost(s, pi)
+        h = innermost(s, pi)
         e = h.entry(pi)
         need = pl.up(e.alloc + d) - e.alloc
         if need <= 0:
             return True
         while True:
             if pl.used + need <= pl.cap + _EPS:
-                self.make_room(pl, need)
+                make_room(self, pl, need)
                 pl.used += need
                 e.alloc += need
                 return True
@@ -713,7 +755,7 @@ class PoolOps:
             if victim is s:
                 return False
 
-    @cython.locals(pl=PoolCore, pi=cython.Py_ssize_t)
+    @cython.locals(pl=PoolCore, pi=cython.Py_ssize_t, x=Session, best=Session)
     def victim(self, pl):
         pi = pl.index
         if pl.engine_memory:
@@ -724,14 +766,15 @@ class PoolOps:
                         best = x
             return best
         for x in reversed(pl.holders):
-            if self.innermost(x, pi) is not None:
+            if innermost(x, pi) is not None:
                 return x
         return None
 
-    @cython.locals(pi=cython.Py_ssize_t, pl=PoolCore, hi=Hold, h=Hold, computed=cython.double)
+    @cython.locals(self=RunState, v=Session, pi=cython.Py_ssize_t, pl=PoolCore, hi=Hold,
+                   h=Hold, computed=cython.double)
     def preempt(self, v, pi):
         pl = self.pools[pi]
-        hi = self.innermost(v, pi)
+        hi = innermost(v, pi)
         computed = hi.entry(pi).pos
         prev = v.preempt_pos.get(pi)
         if prev is not None and computed <= prev + _EPS and not v.stuck:
@@ -762,6 +805,7 @@ class PoolOps:
         if self.hooks is not None:
             self.hooks.preempt(v, pi, computed)
 
+    @cython.locals(self=RunState, s=Session, st=cython.int)
     def detach(self, s):
         st = s.status
         if st == QUEUED:
@@ -780,23 +824,27 @@ class PoolOps:
         s.status = READY
 
     # -- the prefix cache (§10) --------------------------------------------------------------------
-    @cython.locals(pl=PoolCore)
+    @cython.locals(self=RunState, pl=PoolCore)
     def fn_used(self, i):
         pl = self.pools[i]
         return pl.used
 
-    @cython.locals(pl=PoolCore)
+    @cython.locals(self=RunState, pl=PoolCore)
     def fn_free(self, i):
         pl = self.pools[i]
         return pl.cap - pl.used
 
+    @cython.locals(self=RunState, pl=PoolCore)
     def fn_holders(self, i):
-        return float(len(self.pools[i].holders))
+        pl = self.pools[i]
+        return float(len(pl.holders))
 
+    @cython.locals(self=RunState, pl=PoolCore)
     def fn_queued(self, i):
-        return float(len(self.pools[i].queue))
+        pl = self.pools[i]
+        return float(len(pl.queue))
 
-    @cython.locals(pl=PoolCore, ent=Entry)
+    @cython.locals(self=RunState, s=Session, pl=PoolCore, ent=Entry)
     def fn_cachedin(self, i):
         s = self.cur
         if s is None:
@@ -804,7 +852,7 @@ class PoolOps:
         ent = self.pools[i].entries.get(s.serial)
         return ent.size if ent is not None else 0.0
 
-    @cython.locals(ent=Entry)
+    @cython.locals(self=RunState, ent=Entry, owner=Session)
     def entry_context(self, pl, ent, size):
         """Set the Evict moment's context for an entry; the attributes it reads."""
         owner = self.alive.get(ent.key)
@@ -815,22 +863,7 @@ class PoolOps:
         self.cur = owner
         return owner.attrs if owner is not None else ent.snap
 
-    @cython.locals(pl=PoolCore, need=cython.double, cap=cython.double)
-    def make_room(self, pl, need):
-        cap = pl.cap + _EPS
-        if pl.used + pl.cached + need <= cap or not pl.entries:
-            return
-        hooks = self.hooks
-        if hooks is not None:
-            before = hooks.evict_begin(pl)
-        try:
-            self.evict(pl, need, cap)
-        except evict.NoProgress as e:
-            self.eviction_fail(pl, str(e))
-        if hooks is not None:
-            hooks.evict_end(pl, need, before)
-
-    @cython.locals(pl=PoolCore, need=cython.double, cap=cython.double, ent=Entry,
+    @cython.locals(self=RunState, pl=PoolCore, need=cython.double, cap=cython.double, ent=Entry,
                    bsize=cython.double, size=cython.double, cached=cython.double,
                    units=cython.double, used=cython.double, piece=cython.double,
                    same=cython.bint, first=cython.bint, count=cython.Py_ssize_t,
@@ -897,7 +930,7 @@ class PoolOps:
                 raise evict.NoProgress(evict.too_many(piece))
         self.cur = prev
 
-    @cython.locals(pl=PoolCore, e=Entry)
+    @cython.locals(self=RunState, pl=PoolCore, e=Entry)
     def least_entry(self, pl, cands):
         """The entry ``evict`` takes from next: the least by the ``evict by`` keys, then the
         release number; else by (release time, release number). Only the entries in
@@ -929,8 +962,8 @@ class PoolOps:
         self.fail(f"run: cannot make room in pool `{name}` (block {block}) at time "
                   f"{display(self.now)}: {why}; give the pool a larger block", self.cur)
 
-    @cython.locals(pl=PoolCore, ent=Entry, piece=cython.double, tier=PoolCore, te=Entry,
-                   w=cython.double)
+    @cython.locals(self=RunState, pl=PoolCore, ent=Entry, piece=cython.double, tier=PoolCore,
+                   te=Entry, w=cython.double)
     def spill(self, pl, ent, piece):
         to, via, work_fn, when_fn = pl.spill
         a = self.entry_context(pl, ent, piece)
@@ -939,7 +972,7 @@ class PoolOps:
         w = work_fn(a)
         w = w if w > 0 else 0.0
         tier = self.pools[to]
-        self.make_room(tier, 0.0)
+        make_room(self, tier, 0.0)
         te = tier.entries.get(ent.key)
         snap = list(a) if a is not None else None
         if te is None:
