@@ -116,6 +116,7 @@ cdef class PoolCore:
     cpdef Req next_waiter(self)
     cpdef void try_admit(self)
     cpdef void retry_growers(self)
+    cpdef void evict(self, double need, double cap)
 
 
 # the innermost hold of a session on a pool; making room in a pool (pools.py)

@@ -40,8 +40,10 @@ else:
 READY, QUEUED, IN_STAGE, GROWING, ENDED = range(5)
 HOLD_FRAME = 2
 EPS = 1e-9
-# past this many pieces of one entry, the rest of it is evicted in one step (serq.sim.evict)
-BULK_PIECES = cython.declare(cython.Py_ssize_t, 64)
+# past this many pieces of one entry, the rest of it is evicted in one step (serq.sim.evict).
+# The one step (``evict.pieces``, exact Python ints) costs as much as about a thousand pieces
+# of the compiled loop (a few C operations each) but as some sixty of the interpreted one.
+BULK_PIECES = cython.declare(cython.Py_ssize_t, 1024 if cython.compiled else 64)
 # Programs with more pools than this (arrays) visit and record only the pools a run names
 # (PoolOps.init_active_pools): the cost would grow with the declared members, used or not.
 ON_DEMAND_POOLS = 64
@@ -49,6 +51,7 @@ NAN = math.nan
 # EPS and inf as C doubles where compiled (a module global is a Python float, unboxed at each
 # use; EPS stays for the modules that import it)
 _EPS = cython.declare(cython.double, EPS)
+_PIECES_LIMIT = cython.declare(cython.Py_ssize_t, evict.PIECES_LIMIT)
 _INF = cython.declare(cython.double, math.inf)
 
 
@@ -334,6 +337,78 @@ class PoolCore:
                 s.status = READY
                 sim.ready.append(s)
 
+    @cython.ccall
+    @cython.locals(sim=RunState, ent=Entry, bsize=cython.double, size=cython.double,
+                   cached=cython.double, units=cython.double, used=cython.double,
+                   piece=cython.double, same=cython.bint, first=cython.bint,
+                   count=cython.Py_ssize_t, n=cython.Py_ssize_t, entries=dict)
+    def evict(self, need: cython.double, cap: cython.double) -> cython.void:
+        """``make_room``'s loop (§10): the least entry by the pool's eviction key (``evict by``
+        keys, else LRU), one piece at a time, each piece spilled where the pool spills.
+
+        Without keys or spill, the least entry stays the least until it is gone (nothing
+        else changes the entries meanwhile), so its pieces are taken in a row, and past
+        ``BULK_PIECES`` of them, the rest at once (serq.sim.evict: the loop's state is its
+        entry's size, the cached total and the evicted units, so it goes on from there
+        exactly). Most evictions take a few pieces, which the loop takes faster."""
+        sim = self.sim
+        prev = sim.cur
+        entries = self.entries
+        block = self.block
+        bsize = block if block is not None else 0.0  # (a C double where compiled)
+        keys = self.evict_keys
+        spill = self.spill
+        same = keys is None and spill is None  # the least entry stays the least while it lasts
+        first = same and self.lru_sorted  # ... and it is the first in ``entries``
+        # Only the entries present now are candidates: with spill tiers that spill back into
+        # this pool, pieces evicted from here could otherwise come back for ever (the reference
+        # stops when the entries it started with are gone, even over its cap).
+        cands = set(entries.values()) if spill is not None else None
+        count = 0  # pieces so far (see evict.PIECES_LIMIT; below)
+        while self.used + self.cached + need > cap and entries:
+            if first:
+                for ent in entries.values():  # the first (compiled: no iterator object)
+                    break
+            else:
+                ent = sim.least_entry(self, cands)
+                if ent is None:
+                    break
+            size = ent.size
+            cached = self.cached
+            units = self.evicted_units
+            used = self.used
+            n = 0
+            while True:  # its pieces, while it is the least, it lasts and room is short
+                piece = bsize if block is not None else size
+                if piece > size:
+                    piece = size
+                size -= piece
+                cached -= piece
+                units += piece
+                if size <= _EPS or not same or not used + cached + need > cap:
+                    break
+                n += 1
+                if n == BULK_PIECES:  # many: the rest at once, where it can (serq.sim.evict)
+                    size, cached, units, gone = evict.entry(size, block, cached, units, used,
+                                                            need, cap, EPS)
+                    break
+            if size == ent.size and cached == self.cached:  # (one piece: the others can't)
+                raise evict.NoProgress(evict.no_progress(piece, size, cached))
+            ent.size = size
+            self.cached = cached
+            self.evicted_units = units
+            if size <= _EPS:
+                del entries[ent.key]
+                self.evicted_entries += 1
+            if spill is not None:
+                sim.spill(self, ent, piece)
+            # (a count of entries taken where they are taken in a row, each in at most
+            # BULK_PIECES passes: the loop ends with them)
+            count += 1
+            if count >= _PIECES_LIMIT:
+                raise evict.NoProgress(evict.too_many(piece))
+        sim.cur = prev
+
 
 class PoolState(PoolCore):
     """A pool's state, as the run makes it. A Python subclass of the typed ``PoolCore`` so
@@ -371,7 +446,7 @@ def make_room(sim, pl, need):
     if hooks is not None:
         before = hooks.evict_begin(pl)
     try:
-        sim.evict(pl, need, cap)
+        pl.evict(need, cap)
     except evict.NoProgress as e:
         sim.eviction_fail(pl, str(e))
     if hooks is not None:
@@ -583,12 +658,17 @@ class PoolOps:
     # -- releasing (§9.5–§9.7) ------------------------------------------------------------------
     @cython.locals(self=RunState, s=Session, pi=cython.Py_ssize_t, alloc=cython.double,
                    computed=cython.double, pl=PoolCore, c=cython.double, keep=cython.double,
-                   old=Entry)
+                   old=Entry, holders=list, kept=list)
     def release_units(self, s, pi, alloc, computed, cache):
         pl = self.pools[pi]
         pl.used -= alloc
-        if s in pl.holders:
-            pl.holders = [x for x in pl.holders if x is not s]
+        # s leaves the holders (every place it has: nested holds of one pool); a new list,
+        # as a victim search may be going over the old one. (Not ``s in holders`` first:
+        # that compares by ==, a call per holder where compiled.)
+        holders = pl.holders
+        kept = [x for x in holders if x is not s]
+        if len(kept) != len(holders):
+            pl.holders = kept
         if cache is not None:
             self.cur = s
             c = cache(s.attrs)
@@ -862,73 +942,6 @@ class PoolOps:
         self.ctx.queued = 1.0 if owner is not None and owner.status == QUEUED else 0.0
         self.cur = owner
         return owner.attrs if owner is not None else ent.snap
-
-    @cython.locals(self=RunState, pl=PoolCore, need=cython.double, cap=cython.double, ent=Entry,
-                   bsize=cython.double, size=cython.double, cached=cython.double,
-                   units=cython.double, used=cython.double, piece=cython.double,
-                   same=cython.bint, first=cython.bint, count=cython.Py_ssize_t,
-                   n=cython.Py_ssize_t)
-    def evict(self, pl, need, cap):
-        """``make_room``'s loop (§10): the least entry by the pool's eviction key (``evict by``
-        keys, else LRU), one piece at a time, each piece spilled where the pool spills.
-
-        Without keys or spill, the least entry stays the least until it is gone (nothing
-        else changes the entries meanwhile), so its pieces are taken in a row, and past
-        ``BULK_PIECES`` of them, the rest at once (serq.sim.evict: the loop's state is its
-        entry's size, the cached total and the evicted units, so it goes on from there
-        exactly). Most evictions take a few pieces, which the loop takes faster."""
-        prev = self.cur
-        entries = pl.entries
-        block = pl.block
-        bsize = block if block is not None else 0.0  # (a C double where compiled)
-        keys = pl.evict_keys
-        spill = pl.spill
-        same = keys is None and spill is None  # the least entry stays the least while it lasts
-        first = same and pl.lru_sorted  # ... and it is the first in ``entries``
-        # Only the entries present now are candidates: with spill tiers that spill back into
-        # this pool, pieces evicted from here could otherwise come back for ever (the reference
-        # stops when the entries it started with are gone, even over its cap).
-        cands = set(entries.values()) if spill is not None else None
-        count = 0  # pieces so far (see evict.PIECES_LIMIT; below)
-        while pl.used + pl.cached + need > cap and entries:
-            ent = next(iter(entries.values())) if first else self.least_entry(pl, cands)
-            if ent is None:
-                break
-            size = ent.size
-            cached = pl.cached
-            units = pl.evicted_units
-            used = pl.used
-            n = 0
-            while True:  # its pieces, while it is the least, it lasts and room is short
-                piece = bsize if block is not None else size
-                if piece > size:
-                    piece = size
-                size -= piece
-                cached -= piece
-                units += piece
-                if size <= _EPS or not same or not used + cached + need > cap:
-                    break
-                n += 1
-                if n == BULK_PIECES:  # many: the rest at once, where it can (serq.sim.evict)
-                    size, cached, units, gone = evict.entry(size, block, cached, units, used,
-                                                            need, cap, EPS)
-                    break
-            if size == ent.size and cached == pl.cached:  # (one piece: the others can't)
-                raise evict.NoProgress(evict.no_progress(piece, size, cached))
-            ent.size = size
-            pl.cached = cached
-            pl.evicted_units = units
-            if size <= _EPS:
-                del entries[ent.key]
-                pl.evicted_entries += 1
-            if spill is not None:
-                self.spill(pl, ent, piece)
-            # (a count of entries taken where they are taken in a row, each in at most
-            # BULK_PIECES passes: the loop ends with them)
-            count += 1
-            if count >= evict.PIECES_LIMIT:
-                raise evict.NoProgress(evict.too_many(piece))
-        self.cur = prev
 
     @cython.locals(self=RunState, pl=PoolCore, e=Entry)
     def least_entry(self, pl, cands):
