@@ -559,7 +559,8 @@ class PoolOps:
             pl.queue.append(req)
 
     @cython.locals(self=RunState, s=Session, req=Req, t=HoldTemplate, k=cython.Py_ssize_t,
-                   u=cython.double, need=cython.double, r=cython.double, pl=PoolCore)
+                   u=cython.double, need=cython.double, r=cython.double, pl=PoolCore,
+                   units=list, needs=list, pools=list)
     def req_fits(self, req):
         """Re-evaluate a waiting request's units and needs; does it fit every pool?"""
         s = req.session
