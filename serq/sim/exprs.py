@@ -17,7 +17,9 @@ only where one operand is a constant that is not a NaN, so that two NaN operands
 
 Context variables are read from the simulator's clock (``S.now``) and its ``Context``
 (``S.ctx.waited`` …), which each moment sets before it evaluates. A draw names its random stream at compile time: the
-stream is a property of where the expression sits, not of the expression.
+stream is a property of where the expression sits, not of the expression. It calls its law's
+sampler in ``rng.py`` (the one definition of each law); compiled, that is a C call on the
+typed generator, the mean and the draw C doubles (``rng.pxd``).
 """
 from __future__ import annotations
 
@@ -25,13 +27,25 @@ import math
 import operator
 import struct
 
+try:
+    import cython
+except ImportError:  # Cython not installed: the no-op stand-in, the module runs interpreted
+    from serq import _cython_shim as cython
+
 from serq.ir import arith
 from serq.ir import types as T
-from serq.sim import rng as R
+
+# The samplers of the random streams (the one definition of each law, rng.py); compiled, a
+# draw is a C call on the typed generator (rng.pxd), its arguments and result C doubles
+if cython.compiled:
+    from cython.cimports.serq.sim.rng import (Rng, erlang_k, sample_bernoulli, sample_erlang,
+                                              sample_exp, sample_h2, sample_uniform)
+else:
+    from serq.sim.rng import (Rng, erlang_k, sample_bernoulli, sample_erlang, sample_exp,
+                              sample_h2, sample_uniform)
 
 INF = math.inf
 NAN = math.nan
-_log = math.log
 
 #: the field of ``Context`` each IR context variable reads (``Now``: the clock, ``S.now``)
 CTX_FIELD = {"Now": "now", "Waited": "waited", "Size": "size", "Age": "age", "Last": "last",
@@ -70,26 +84,7 @@ SAMPLE_ARITY = {"Exp": 1, "Det": 1, "Bernoulli": 1, "Uniform": 2, "Erlang": 2, "
 # read (``v`` its slot), ``now`` (``v`` the simulator), or anything else (``v`` unused).
 K, A, N, F = range(4)
 
-# -- samplers, one per law, drawing from a stream's uniform function U --------------------
-
-
-def d_uniform(U, a, b):
-    return arith.add(a, (b - a) * U())
-
-
-def d_bernoulli(U, p):
-    return 1.0 if U() < p else 0.0
-
-
 ERLANG_LIMIT = 10_000_000
-
-
-def d_erlang(rng, k, m):
-    if R.erlang_k(k) > ERLANG_LIMIT:
-        from serq.errors import SimulationError
-        raise SimulationError(f"run: `~erlang(k, m)` with k = {k!r} phases would draw that "
-                              f"many numbers; serq refuses more than {ERLANG_LIMIT}")
-    return R.sample_erlang(rng, k, m)
 
 
 class ExprCompiler:
@@ -163,12 +158,14 @@ class ExprCompiler:
         if e.dist == "Det":
             return args[0]
         if e.dist == "Exp":
-            return sample_exp(rng.random_f64, args[0])
+            return draw_exp(rng, args[0])
         if e.dist == "Uniform":
-            return sample_uniform(rng.random_f64, args[0], args[1])
+            return draw_uniform(rng, args[0], args[1])
         if e.dist == "Bernoulli":
-            return call1_with(d_bernoulli, rng.random_f64, args[0])
-        return call2_with(d_erlang if e.dist == "Erlang" else R.sample_h2, rng, *args)
+            return draw_bernoulli(rng, args[0])
+        if e.dist == "Erlang":
+            return draw_erlang(rng, args[0], args[1])
+        return draw_h2(rng, args[0], args[1])
 
     def bad(self, message):
         """The function of an expression the IR allows but no run can evaluate (a function
@@ -350,50 +347,93 @@ def cond(c, x, y):
     return (F, f, None)
 
 
-def sample_exp(U, m):
-    """``~exp(m)``: ``-m * ln(1 - u)``, the mean evaluated before the draw (its product
-    cannot meet two NaNs: the logarithm of ``1 - u`` is a number)."""
-    sm, fm, vm = m
+# -- draws: a sampler of rng.py on the expression's stream, its arguments evaluated first (in
+# order); a constant argument is converted once. Each closure declares its own locals
+# (`a=object`): a nested function otherwise takes its enclosing function's declarations.
+
+@cython.locals(r=Rng, m=cython.double)
+def draw_exp(rng, mean):
+    """``~exp(m)``: ``rng.sample_exp``."""
+    r = rng
+    sm, fm, vm = mean
     if sm == K:
-        nm = -vm
+        m = vm
 
+        @cython.locals(a=object)
         def f(a):
-            return nm * _log(1.0 - U())
+            return sample_exp(r, m)
     else:
+        @cython.locals(a=object)
         def f(a):
-            return -fm(a) * _log(1.0 - U())
+            return sample_exp(r, fm(a))
     return (F, f, None)
 
 
-def sample_uniform(U, lo, hi):
-    """``~uniform(lo, hi)``: ``d_uniform``, with the span computed once between two
-    constants (the sum plain when ``lo`` is not a NaN: see ``binary_op``)."""
-    if lo[0] == K and hi[0] == K and lo[2] == lo[2]:
-        low = lo[2]
-        span = hi[2] - low
+@cython.locals(r=Rng, lo=cython.double, hi=cython.double)
+def draw_uniform(rng, low, high):
+    """``~uniform(lo, hi)``: ``rng.sample_uniform``."""
+    r = rng
+    if low[0] == K and high[0] == K:
+        lo = low[2]
+        hi = high[2]
 
+        @cython.locals(a=object)
         def f(a):
-            return low + span * U()
+            return sample_uniform(r, lo, hi)
         return (F, f, None)
-    return call2_with(d_uniform, U, lo, hi)
+    fl = low[1]
+    fh = high[1]
+
+    @cython.locals(a=object, x=cython.double)
+    def g(a):
+        x = fl(a)
+        return sample_uniform(r, x, fh(a))
+    return (F, g, None)
 
 
-def call1_with(fn, first, x):
-    """``fn(first, x)``: a sampler given its stream and one evaluated argument."""
-    fx = x[1]
+@cython.locals(r=Rng)
+def draw_bernoulli(rng, p):
+    """``~bernoulli(p)``: ``rng.sample_bernoulli``."""
+    r = rng
+    fp = p[1]
 
+    @cython.locals(a=object)
     def f(a):
-        return fn(first, fx(a))
+        return sample_bernoulli(r, fp(a))
     return (F, f, None)
 
 
-def call2_with(fn, first, x, y):
-    """``fn(first, x, y)``: a sampler given its stream and two evaluated arguments."""
-    fx = x[1]
-    fy = y[1]
+@cython.locals(r=Rng)
+def draw_h2(rng, mean, c2):
+    """``~h2(m, c2)``: ``rng.sample_h2``."""
+    r = rng
+    fm = mean[1]
+    fc = c2[1]
 
+    @cython.locals(a=object, x=cython.double)
     def f(a):
-        return fn(first, fx(a), fy(a))
+        x = fm(a)
+        return sample_h2(r, x, fc(a))
+    return (F, f, None)
+
+
+@cython.locals(r=Rng)
+def draw_erlang(rng, k, mean):
+    """``~erlang(k, m)``: ``rng.sample_erlang``, refused past ``ERLANG_LIMIT`` phases (each
+    a draw)."""
+    r = rng
+    fk = k[1]
+    fm = mean[1]
+
+    @cython.locals(a=object)
+    def f(a):
+        x = fk(a)
+        y = fm(a)
+        if erlang_k(x) > ERLANG_LIMIT:
+            from serq.errors import SimulationError
+            raise SimulationError(f"run: `~erlang(k, m)` with k = {x!r} phases would draw "
+                                  f"that many numbers; serq refuses more than {ERLANG_LIMIT}")
+        return sample_erlang(r, x, y)
     return (F, f, None)
 
 

@@ -37,3 +37,14 @@ cdef Py_ssize_t LOOP_SPIN_LIMIT
 
 cdef unsigned int u32(double x) noexcept
 cdef Session new_session(Py_ssize_t serial, Py_ssize_t nattrs, list frame)
+
+
+# SessionOps' spawning, executing and ending, as C calls for a caller holding the run typed
+# (sessions.py writes them as functions of the run; the class takes them as methods)
+from serq.sim.state cimport RunState
+
+cpdef Session spawn(RunState self, object init=*)
+cpdef run_workload_block(RunState self, Session s, list ops)
+cpdef execute(RunState self, Session s)
+cpdef end_session(RunState self, Session s)
+cpdef do_turn(RunState self, Session s)

@@ -22,6 +22,15 @@ from serq.ir.show import show_expr, show_ref
 from serq.sim.exprs import N as NOW
 from serq.sim.fmt import display as show_num
 
+# Compiled, the run's fields as C slots: the methods and ops typed `RunState` read and write
+# the clock, the counters and the ready queue from the struct (state.pxd)
+if cython.compiled:
+    from cython.cimports.serq.sim.stages import Stage
+    from cython.cimports.serq.sim.state import RunState
+else:
+    from serq.sim.stages import Stage
+    from serq.sim.state import RunState
+
 READY, QUEUED, IN_STAGE, GROWING, ENDED = range(5)
 PLAIN, LOOP, HOLD = range(3)
 U64_MAX = float(1 << 64)
@@ -80,6 +89,144 @@ def u32(x):
     if x >= 4294967295.0:
         return 4294967295
     return int(x)
+
+
+# -- spawning, executing, ending (§5.1, §6) --------------------------------------------------
+# SessionOps' methods (the class takes them below), written as functions of the run so that
+# compiled, a caller holding the run typed (``RunState``) reaches them in C (sessions.pxd);
+# other callers call them as methods, ``sim.execute(s)``, in both modes.
+
+
+@cython.ccall
+@cython.locals(s=Session)
+def spawn(self: RunState, init=None) -> Session:
+    p = self.p
+    s = new_session(self.next_serial, self.nattrs, [self.session_ops, 0, PLAIN, None])
+    self.next_serial += 1
+    s.attrs[p.slot_serial] = float(s.serial)
+    if init is not None and init.turns:
+        s.script = True
+        s.trace_turns = init.turns
+    elif self.trace is not None:
+        n = len(self.trace)
+        k = s.serial % n if self.trace_ordered else self.rngs["trace"].range_u32(0, n - 1)
+        s.trace_turns = self.trace[k]
+    self.alive[s.serial] = s
+    self.live += 1
+    self.arrivals += 1
+    if self.init_ops:
+        run_workload_block(self, s, self.init_ops)
+    if init is not None:
+        a = s.attrs
+        for slot, v in init.attrs:
+            a[slot] = v
+    if self.hooks is not None:
+        self.hooks.session(s)
+    self.ready.append(s)
+    return s
+
+
+@cython.ccall
+def run_workload_block(self: RunState, s: Session, ops: list):
+    prev = self.cur
+    self.cur = s
+    outer = self.defer_index
+    self.defer_index = True  # the whole block runs; its last index error is reported
+    try:
+        for op in ops:
+            op(s)
+    finally:
+        self.defer_index = outer
+    if self.index_error is not None and not outer:
+        self.raise_index_error()
+    self.cur = prev
+
+
+@cython.ccall
+@cython.locals(frames=list, fr=list, ops=list, pc=cython.Py_ssize_t, kind=cython.int)
+def execute(self: RunState, s: Session):
+    """Step ``s`` until it stops. A loop frame counts the passes of its body at one
+    instant (``spins``, reset when the time differs from ``spin_time``; as ``spins``
+    starts at 0, ``spin_time``'s start value does not matter)."""
+    self.cur = s
+    frames = s.frames
+    while s.status == READY:
+        if not frames:
+            end_session(self, s)
+            return
+        fr = frames[-1]
+        ops = fr[0]
+        pc = fr[1]
+        if pc < len(ops):
+            fr[1] = pc + 1
+            if ops[pc](s):
+                return
+            continue
+        kind = fr[2]
+        if kind == LOOP:
+            fr[1] = 0
+            if s.spin_time != self.now:
+                s.spin_time = self.now
+                s.spins = 0
+            s.spins += 1
+            if s.spins > LOOP_SPIN_LIMIT:
+                self.fail(f"run: session {s.serial} loops without letting time pass: "
+                          f"its `loop` body ran {LOOP_SPIN_LIMIT} times at time "
+                          f"{show_num(self.now)} without a statement that waits "
+                          f"(a run, a hold or a grow)", s, "loop")
+        elif kind == PLAIN:
+            frames.pop()
+        else:
+            frames.pop()
+            self.end_hold_scope(s)
+            self.cur = s
+
+
+@cython.ccall
+def end_session(self: RunState, s: Session):
+    if s.status == ENDED:
+        return
+    if s.status != READY:
+        self.detach(s)
+    if s.holds or s.leases:
+        self.release_all(s)
+    s.status = ENDED
+    s.frames.clear()
+    del self.alive[s.serial]
+    self.live -= 1
+    if self.warm:
+        self.ended += 1
+    if self.closed:
+        spawn(self)
+
+
+@cython.ccall
+@cython.locals(a=list, i=cython.Py_ssize_t)
+def do_turn(self: RunState, s: Session):
+    p = self.p
+    a = s.attrs
+    a[p.slot_turn] += 1.0
+    if self.warm:
+        self.turns += 1
+    turns = s.trace_turns
+    if turns is not None:
+        i = s.trace_pos
+        if i < len(turns):
+            if s.script:
+                for slot, v in turns[i]:
+                    a[slot] = v
+            else:
+                new, out, think, forced = turns[i]
+                a[p.slot_new] = new
+                a[p.slot_out] = out
+                a[p.slot_think] = think
+                a[p.slot_forced] = forced
+            s.trace_pos = i + 1
+            a[p.slot_more] = 1.0 if i + 1 < len(turns) else 0.0
+        else:
+            a[p.slot_more] = 0.0
+    if self.turn_ops:
+        run_workload_block(self, s, self.turn_ops)
 
 
 class SessionOps:
@@ -166,133 +313,15 @@ class SessionOps:
             out.append(fused_op(run, None))
         return out
 
-    # -- spawning (§5.1) --------------------------------------------------------------------
-    @cython.locals(s=Session)
-    def spawn(self, init=None):
-        p = self.p
-        s = new_session(self.next_serial, self.nattrs, [self.session_ops, 0, PLAIN, None])
-        self.next_serial += 1
-        s.attrs[p.slot_serial] = float(s.serial)
-        if init is not None and init.turns:
-            s.script = True
-            s.trace_turns = init.turns
-        elif self.trace is not None:
-            n = len(self.trace)
-            k = s.serial % n if self.trace_ordered else self.rngs["trace"].range_u32(0, n - 1)
-            s.trace_turns = self.trace[k]
-        self.alive[s.serial] = s
-        self.live += 1
-        self.arrivals += 1
-        if self.init_ops:
-            self.run_workload_block(s, self.init_ops)
-        if init is not None:
-            a = s.attrs
-            for slot, v in init.attrs:
-                a[slot] = v
-        if self.hooks is not None:
-            self.hooks.session(s)
-        self.ready.append(s)
-        return s
-
-    def run_workload_block(self, s, ops):
-        prev = self.cur
-        self.cur = s
-        outer = self.defer_index
-        self.defer_index = True  # the whole block runs; its last index error is reported
-        try:
-            for op in ops:
-                op(s)
-        finally:
-            self.defer_index = outer
-        if self.index_error is not None and not outer:
-            self.raise_index_error()
-        self.cur = prev
-
-    # -- executing (§6) -----------------------------------------------------------------------
-    @cython.locals(s=Session, frames=list, fr=list, ops=list, pc=cython.Py_ssize_t,
-                   kind=cython.int)
-    def execute(self, s):
-        """Step ``s`` until it stops. A loop frame counts the passes of its body at one
-        instant (``spins``, reset when the time differs from ``spin_time``; as ``spins``
-        starts at 0, ``spin_time``'s start value does not matter)."""
-        self.cur = s
-        frames = s.frames
-        while s.status == READY:
-            if not frames:
-                self.end_session(s)
-                return
-            fr = frames[-1]
-            ops = fr[0]
-            pc = fr[1]
-            if pc < len(ops):
-                fr[1] = pc + 1
-                if ops[pc](s):
-                    return
-                continue
-            kind = fr[2]
-            if kind == LOOP:
-                fr[1] = 0
-                if s.spin_time != self.now:
-                    s.spin_time = self.now
-                    s.spins = 0
-                s.spins += 1
-                if s.spins > LOOP_SPIN_LIMIT:
-                    self.fail(f"run: session {s.serial} loops without letting time pass: "
-                              f"its `loop` body ran {LOOP_SPIN_LIMIT} times at time "
-                              f"{show_num(self.now)} without a statement that waits "
-                              f"(a run, a hold or a grow)", s, "loop")
-            elif kind == PLAIN:
-                frames.pop()
-            else:
-                frames.pop()
-                self.end_hold_scope(s)
-                self.cur = s
-
-    @cython.locals(s=Session)
-    def end_session(self, s):
-        if s.status == ENDED:
-            return
-        if s.status != READY:
-            self.detach(s)
-        if s.holds or s.leases:
-            self.release_all(s)
-        s.status = ENDED
-        s.frames.clear()
-        del self.alive[s.serial]
-        self.live -= 1
-        if self.warm:
-            self.ended += 1
-        if self.closed:
-            self.spawn()
-
-    @cython.locals(s=Session, a=list, i=cython.Py_ssize_t)
-    def do_turn(self, s):
-        p = self.p
-        a = s.attrs
-        a[p.slot_turn] += 1.0
-        if self.warm:
-            self.turns += 1
-        turns = s.trace_turns
-        if turns is not None:
-            i = s.trace_pos
-            if i < len(turns):
-                if s.script:
-                    for slot, v in turns[i]:
-                        a[slot] = v
-                else:
-                    new, out, think, forced = turns[i]
-                    a[p.slot_new] = new
-                    a[p.slot_out] = out
-                    a[p.slot_think] = think
-                    a[p.slot_forced] = forced
-                s.trace_pos = i + 1
-                a[p.slot_more] = 1.0 if i + 1 < len(turns) else 0.0
-            else:
-                a[p.slot_more] = 0.0
-        if self.turn_ops:
-            self.run_workload_block(s, self.turn_ops)
+    # -- spawning, executing, ending: the functions below, as methods ------------------------
+    spawn = spawn
+    run_workload_block = run_workload_block
+    execute = execute
+    end_session = end_session
+    do_turn = do_turn
 
     # -- statements -------------------------------------------------------------------------
+    @cython.locals(S=RunState)
     def compile_stmt(self, st, stream, workload):
         t = type(st)
         S = self
@@ -301,6 +330,7 @@ class SessionOps:
             msg = (f"run: a workload `init` or `turn` block may only set and observe; "
                    f"this one has a `{kind}` statement")
 
+            @cython.locals(s=Session)
             def op(s):
                 S.fail(msg, s, kind)
             return op
@@ -309,10 +339,9 @@ class SessionOps:
         if t is T.Observe:
             return self.compile_observe(st, stream)
         if t is T.End:
-            end = self.end_session
-
+            @cython.locals(s=Session)
             def op(s):
-                end(s)
+                end_session(S, s)
                 return True
             return op
         if t is T.Turn:
@@ -336,11 +365,12 @@ class SessionOps:
             return self.compile_pool_stmt(st, stream)
         raise ValueError(f"unknown statement {st!r}")
 
-    @cython.locals(slot=cython.Py_ssize_t)
+    @cython.locals(S=RunState, slot=cython.Py_ssize_t)
     def compile_set(self, st, stream):
         """``set``: the attribute written; ``set t = now`` reads the clock in place."""
+        S = self
         slot = st.slot
-        shape, f, S = self.ex.node(st.expr, stream)
+        shape, f, v = self.ex.node(st.expr, stream)
         if shape == NOW:
             @cython.locals(s=Session)
             def op(s):
@@ -352,14 +382,15 @@ class SessionOps:
                 a[slot] = f(a)
         return op
 
-    @cython.locals(slot_turn=cython.Py_ssize_t)
+    @cython.locals(S=RunState, slot_turn=cython.Py_ssize_t, samples=list, times=list,
+                   sessions=list, turns=list)
     def compile_observe(self, st, stream):
         """``observe``: the value recorded with its time, session and turn once warm; before
         the warm-up kept only for an observer that asks (``Hooks.early_observations``)."""
         S = self
         k = st.index
         f = self.ex.function(st.expr, stream)
-        samples, times, sessions, turns = [rec.append for rec in self.obs[k]]
+        samples, times, sessions, turns = self.obs[k]
         slot_turn = self.p.slot_turn
 
         @cython.locals(s=Session, a=list)
@@ -367,14 +398,15 @@ class SessionOps:
             a = s.attrs
             v = f(a)
             if S.warm:
-                samples(v)
-                times(S.now)
-                sessions(s.serial)
-                turns(u32(a[slot_turn]))
+                samples.append(v)
+                times.append(S.now)
+                sessions.append(s.serial)
+                turns.append(u32(a[slot_turn]))
             elif S.pre_obs is not None:
                 S.pre_obs[k].append(v)
         return op
 
+    @cython.locals(S=RunState)
     def compile_branch(self, st, stream):
         S = self
         g = self.ex.function(st.guard, stream)
@@ -418,6 +450,7 @@ class SessionOps:
             a[var] = float(bj)
         return op
 
+    @cython.locals(S=RunState, stage=Stage)
     def compile_run(self, st, stream):
         S = self
         work = self.ex.function(st.work, stream)
@@ -436,15 +469,15 @@ class SessionOps:
         stages = self.stages
         ready = self.ready
         if idxf is None and not shared and growing is None:
-            add = stages[base].add_job  # the common run: one stage, not growing
+            stage = stages[base]  # the common run: one stage, not growing
 
-            @cython.locals(s=Session)
+            @cython.locals(s=Session, w=cython.double)
             def op(s):
                 w = work(s.attrs)
                 if not w > 0:
                     ready.append(s)
                     return True
-                add(s, w, mode, None)
+                stage.add_job(s, w, mode, None)
                 return True
             return op
 
