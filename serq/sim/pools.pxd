@@ -119,6 +119,9 @@ cdef class PoolCore:
     cpdef void evict(self, double need, double cap)
 
 
-# the innermost hold of a session on a pool; making room in a pool (pools.py)
+# the innermost hold of a session on a pool; making room in a pool; admitting a request;
+# growing a hold (pools.py: PoolOps.admit and PoolOps.grow are the last two)
 cpdef Hold innermost(Session s, Py_ssize_t pi)
 cdef void make_room(RunState sim, PoolCore pl, double need) except *
+cpdef void admit_request(RunState sim, Req req) except *
+cpdef bint grow_hold(RunState sim, Session s, Py_ssize_t pi, double d, object job) except? -1

@@ -67,7 +67,7 @@ def _pool_index(pl):
 @cython.cclass
 class Entry:
     """A prefix-cache entry: its key (owner serial, or a dead key >= 2^62), size, release
-    time and release number, and the owner's attributes when it was made."""
+    time and release number, and the owner's attributes when it was made (``snapshot``)."""
     __slots__ = ("key", "size", "last", "seq", "snap")
 
     def __init__(self, key, size, last, seq, snap):
@@ -308,7 +308,7 @@ class PoolCore:
                 q.popleft()
             else:
                 q.remove(req)
-            sim.admit(req)
+            admit_request(sim, req)
 
     @cython.ccall
     @cython.locals(pool=cython.Py_ssize_t, d=cython.double, h=Hold, e=HoldEntry,
@@ -418,6 +418,14 @@ class PoolState(PoolCore):
     __slots__ = ()
 
 
+@cython.locals(pl=PoolCore)
+def snapshot(pl, a):
+    """The attributes a cache entry of ``pl`` keeps (a copy of ``a``): an eviction by keys
+    or a spill reads them once the owner has ended (§10, ``entry_context``); a pool that
+    does neither never reads them, and keeps None."""
+    return list(a) if pl.evict_keys is not None or pl.spill is not None else None
+
+
 @cython.locals(h=Hold, e=HoldEntry, k=cython.Py_ssize_t)
 def innermost(s, pi):
     """The innermost hold of ``s`` on pool ``pi`` (§9.8: a grow, load or release names the
@@ -436,7 +444,7 @@ def innermost(s, pi):
 @cython.locals(cap=cython.double)
 def make_room(sim, pl, need):
     """Evict from ``pl``'s cache until ``need`` more units fit beside what it holds and
-    caches (§10; ``PoolOps.evict`` is the loop). Compiled, a C call that returns at once when
+    caches (§10; ``PoolCore.evict`` is the loop). Compiled, a C call that returns at once when
     there is room, the common case."""
     cap = pl.cap + _EPS
     if pl.used + pl.cached + need <= cap or not pl.entries:
@@ -451,6 +459,101 @@ def make_room(sim, pl, need):
         sim.eviction_fail(pl, str(e))
     if hooks is not None:
         hooks.evict_end(pl, need, before)
+
+
+@cython.locals(s=Session, t=HoldTemplate, k=cython.Py_ssize_t, pl=PoolCore, ent=Entry,
+               alloc=cython.double, own=cython.double, best_own=cython.double,
+               keep=cython.double, excess=cython.double, h=Hold, now=cython.double)
+def admit_request(sim, req):
+    """A request leaves its queue and becomes a hold (§9.4)."""
+    s = req.session
+    t = req.tmpl
+    a = s.attrs
+    sim.cur = s
+    s.pending = None
+    s.queued_pool = None
+    reuse = None
+    if t.reuse is not None:
+        r = t.reuse(a)
+        reuse = r if r > 0 else 0.0
+    entries = []
+    best_own = 0.0
+    now = sim.now
+    for k, pi in enumerate(req.pools):
+        pl = sim.pools[pi]
+        alloc = pl.up(req.units[k])
+        own = 0.0
+        if t.cache is not None:
+            ent = pl.entries.pop(s.serial, None)
+            if ent is not None:
+                pl.cached -= ent.size
+                own = ent.size
+                if reuse is not None:
+                    keep = pl.down(reuse)
+                    if own > keep:
+                        excess = own - keep
+                        dk = sim.next_dead
+                        sim.next_dead += 1
+                        pl.add_entry(Entry(dk, excess, ent.last, ent.seq, snapshot(pl, a)))
+                        pl.cached += excess
+                        own = keep
+        make_room(sim, pl, alloc)
+        pl.used += alloc
+        pl.holders.append(s)
+        pl.admissions += 1
+        entries.append(HoldEntry(pi, alloc, own))
+        if own > best_own:
+            best_own = own
+    if sim.warm:
+        pl = sim.pools[req.pools[0]]
+        pl.wait.add(now - req.queued_at)
+    s.adm_seq = float(sim.next_adm)
+    sim.next_adm += 1
+    a[sim.p.slot_cached] = best_own
+    lease_pool = None
+    if t.lease_ref is not None:
+        r = t.lease_ref
+        lease_pool = (r.base if t.lease_idx is None
+                      else sim.ref_index(r.base, r.count, t.lease_idx(a), "pool"))
+        if sim.pools_on_demand:
+            sim.activate_pool(lease_pool)
+    h = Hold(t, entries, lease_pool)
+    if s.holds:
+        s.holds.append(h)
+    else:
+        s.holds = [h]  # the first: the class's () is shared
+    s.frames.append([t.body, 0, HOLD_FRAME, h])
+    s.status = READY
+    sim.ready.append(s)
+    if sim.hooks is not None:
+        sim.hooks.admit(s, entries)
+
+
+@cython.locals(pl=PoolCore, h=Hold, e=HoldEntry, need=cython.double)
+def grow_hold(sim, s, pi, d, job):
+    """Grow the innermost hold of ``s`` on pool ``pi`` by ``d``; False if it stalled or
+    was preempted."""
+    pl = sim.pools[pi]
+    h = innermost(s, pi)
+    e = h.entry(pi)
+    need = pl.up(e.alloc + d) - e.alloc
+    if need <= 0:
+        return True
+    while True:
+        if pl.used + need <= pl.cap + _EPS:
+            make_room(sim, pl, need)
+            pl.used += need
+            e.alloc += need
+            return True
+        victim = sim.victim(pl) if pl.lifo else None
+        if victim is None:
+            s.status = GROWING
+            s.grow = (pi, d, job)
+            pl.growers.append(s)
+            return False
+        sim.preempt(victim, pi)
+        if victim is s:
+            return False
 
 
 class PoolOps:
@@ -588,73 +691,8 @@ class PoolOps:
                 return False
         return True
 
-    @cython.locals(self=RunState, s=Session, req=Req, t=HoldTemplate, k=cython.Py_ssize_t,
-                   pl=PoolCore, ent=Entry, alloc=cython.double, own=cython.double,
-                   best_own=cython.double, keep=cython.double, excess=cython.double, h=Hold,
-                   now=cython.double)
-    def admit(self, req):
-        """A request leaves its queue and becomes a hold (§9.4)."""
-        s = req.session
-        t = req.tmpl
-        a = s.attrs
-        self.cur = s
-        s.pending = None
-        s.queued_pool = None
-        reuse = None
-        if t.reuse is not None:
-            r = t.reuse(a)
-            reuse = r if r > 0 else 0.0
-        entries = []
-        best_own = 0.0
-        now = self.now
-        for k, pi in enumerate(req.pools):
-            pl = self.pools[pi]
-            alloc = pl.up(req.units[k])
-            own = 0.0
-            if t.cache is not None:
-                ent = pl.entries.pop(s.serial, None)
-                if ent is not None:
-                    pl.cached -= ent.size
-                    own = ent.size
-                    if reuse is not None:
-                        keep = pl.down(reuse)
-                        if own > keep:
-                            excess = own - keep
-                            dk = self.next_dead
-                            self.next_dead += 1
-                            pl.add_entry(Entry(dk, excess, ent.last, ent.seq, list(a)))
-                            pl.cached += excess
-                            own = keep
-            make_room(self, pl, alloc)
-            pl.used += alloc
-            pl.holders.append(s)
-            pl.admissions += 1
-            entries.append(HoldEntry(pi, alloc, own))
-            if own > best_own:
-                best_own = own
-        if self.warm:
-            pl = self.pools[req.pools[0]]
-            pl.wait.add(now - req.queued_at)
-        s.adm_seq = float(self.next_adm)
-        self.next_adm += 1
-        a[self.p.slot_cached] = best_own
-        lease_pool = None
-        if t.lease_ref is not None:
-            r = t.lease_ref
-            lease_pool = (r.base if t.lease_idx is None
-                          else self.ref_index(r.base, r.count, t.lease_idx(a), "pool"))
-            if self.pools_on_demand:
-                self.activate_pool(lease_pool)
-        h = Hold(t, entries, lease_pool)
-        if s.holds:
-            s.holds.append(h)
-        else:
-            s.holds = [h]  # the first: the class's () is shared
-        s.frames.append([t.body, 0, HOLD_FRAME, h])
-        s.status = READY
-        self.ready.append(s)
-        if self.hooks is not None:
-            self.hooks.admit(s, entries)
+    # a request admitted: the module's admit_request (a C call for typed callers)
+    admit = admit_request
 
     # -- releasing (§9.5–§9.7) ------------------------------------------------------------------
     @cython.locals(self=RunState, s=Session, pi=cython.Py_ssize_t, alloc=cython.double,
@@ -680,7 +718,7 @@ class PoolOps:
                 if old is not None:
                     pl.cached -= old.size
                 pl.add_entry(Entry(s.serial, keep, self.now, self.next_release,
-                                   list(s.attrs)))
+                                   snapshot(pl, s.attrs)))
                 self.next_release += 1
                 pl.cached += keep
 
@@ -770,7 +808,7 @@ class PoolOps:
                 d = d if d > 0 else 0.0
                 if innermost(s, pi) is None:
                     S.fail(f"grow outside a hold of pool `{name}`", s, f"grow {name}")
-                if not S.grow(s, pi, d, None):
+                if not grow_hold(S, s, pi, d, None):
                     return True
             return op
         def op(s):
@@ -809,32 +847,8 @@ class PoolOps:
         self.cur = s
 
     # -- growth and preemption (§9.8–§9.10) ---------------------------------------------------
-    @cython.locals(self=RunState, s=Session, pi=cython.Py_ssize_t, d=cython.double,
-                   pl=PoolCore, h=Hold, e=HoldEntry, need=cython.double)
-    def grow(self, s, pi, d, job):
-        """Grow the innermost hold of ``s`` on pool ``pi`` by ``d``; False if it stalled or
-        was preempted."""
-        pl = self.pools[pi]
-        h = innermost(s, pi)
-        e = h.entry(pi)
-        need = pl.up(e.alloc + d) - e.alloc
-        if need <= 0:
-            return True
-        while True:
-            if pl.used + need <= pl.cap + _EPS:
-                make_room(self, pl, need)
-                pl.used += need
-                e.alloc += need
-                return True
-            victim = self.victim(pl) if pl.lifo else None
-            if victim is None:
-                s.status = GROWING
-                s.grow = (pi, d, job)
-                pl.growers.append(s)
-                return False
-            self.preempt(victim, pi)
-            if victim is s:
-                return False
+    # a hold grown: the module's grow_hold (a C call for typed callers)
+    grow = grow_hold
 
     @cython.locals(pl=PoolCore, pi=cython.Py_ssize_t, x=Session, best=Session)
     def victim(self, pl):
@@ -988,7 +1002,7 @@ class PoolOps:
         tier = self.pools[to]
         make_room(self, tier, 0.0)
         te = tier.entries.get(ent.key)
-        snap = list(a) if a is not None else None
+        snap = snapshot(tier, a) if a is not None else None
         if te is None:
             tier.add_entry(Entry(ent.key, piece, self.now, self.next_release, snap))
         else:
