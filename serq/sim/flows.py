@@ -21,10 +21,13 @@ except ImportError:  # Cython not installed: the no-op stand-in, the module runs
 from serq.ir import types as T
 from serq.sim.scheduler import EV_FINISH
 
-if cython.compiled:  # the stages' C types (stages.pxd): their fields are C reads
+if cython.compiled:  # the C types of the stages and of the run (stages.pxd, state.pxd): their
+    # fields are C reads
     from cython.cimports.serq.sim.stages import Job, Stage
+    from cython.cimports.serq.sim.state import RunState
 else:
     from serq.sim.stages import Job, Stage
+    from serq.sim.state import RunState
 
 
 @cython.final
@@ -83,6 +86,10 @@ class SharedStage(Stage):
 
 
 class FlowOps:
+    """The flow operations of the run (a mixin of ``engine.Sim``). Compiled, the per-event
+    ones are typed ``self=RunState``: the run's fields (the clock, the flows, the flow
+    epoch, the stages) are C reads of its struct (``state.pxd``)."""
+
     def init_flows(self):
         self.flows = {}
         self.flows_last = 0.0
@@ -106,7 +113,8 @@ class FlowOps:
     def shared_stages(self):
         return self.shared_stage_set()
 
-    @cython.locals(f=Flow, now=cython.double, dt=cython.double, r=cython.double)
+    @cython.locals(self=RunState, f=Flow, now=cython.double, dt=cython.double,
+                   r=cython.double)
     def advance_flows(self):
         now = self.now
         dt = now - self.flows_last
@@ -115,7 +123,7 @@ class FlowOps:
             f.remaining = r if r > 0 else 0.0
         self.flows_last = now
 
-    @cython.locals(j=Job, f=Flow, st=SharedStage)
+    @cython.locals(self=RunState, j=Job, f=Flow, st=SharedStage)
     def start_flow(self, owner, first, others, work):
         self.advance_flows()
         idxs = [first] + [i for i in others]
@@ -130,7 +138,7 @@ class FlowOps:
             self.flows_touched.add(st.index)
         self.flows_dirty = True
 
-    @cython.locals(f=Flow, st=SharedStage)
+    @cython.locals(self=RunState, f=Flow, st=SharedStage)
     def end_flow(self, jid):
         f = self.flows.pop(jid, None)
         if f is None:
@@ -143,7 +151,7 @@ class FlowOps:
         self.flows_dirty = True
         return f
 
-    @cython.locals(f=Flow, j=Job, st=SharedStage)
+    @cython.locals(self=RunState, f=Flow, j=Job, st=SharedStage)
     def finish_flow(self, jid, epoch):
         if epoch != self.flow_epoch or jid not in self.flows:
             return
@@ -156,7 +164,7 @@ class FlowOps:
         j.owner = owner  # the last one's job_done also sends the owner on
         f.stages[-1].job_done(j)
 
-    @cython.locals(f=Flow, st=SharedStage, s2=SharedStage)
+    @cython.locals(self=RunState, f=Flow, st=SharedStage, s2=SharedStage)
     def recompute_flows(self):
         self.advance_flows()
         self.flows_dirty = False

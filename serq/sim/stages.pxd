@@ -59,12 +59,15 @@ cdef class Stage:
     cpdef void job_done(self, Job j)
     cpdef double est_lambda(self)
     cpdef double est_rho(self)
+    cpdef present(self)
+    cpdef busy(self)
+    cpdef work_left(self)
 
 
 cdef class FifoStage(Stage):
     cdef public Py_ssize_t servers
     cdef public object queue
-    cdef public list active
+    cdef public Py_ssize_t running    # the jobs in service
 
     cpdef void add_job(self, object owner, double work, str mode, object growing)
     cpdef void fill(self)
@@ -74,6 +77,8 @@ cdef class FifoStage(Stage):
 
 cdef class PsStage(Stage):
     cdef public object cap_fn
+    cdef public bint cap_const        # the capacity is a constant: cap
+    cdef public double cap
     cdef public double v
     cdef public double v_last
     cdef public double rate

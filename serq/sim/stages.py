@@ -15,23 +15,40 @@ except ImportError:  # Cython not installed: the no-op stand-in, the module runs
 
 from serq.ir import types as T
 from serq.ir.arith import add
+from serq.sim.exprs import K as CONSTANT
 from serq.sim.scheduler import EV_FINISH
-if cython.compiled:  # the accumulators' C type: their updates are C calls (stats.pxd)
+if cython.compiled:  # C types: the accumulators' updates, a job's owner and the run's fields
+    # are C (stats.pxd, sessions.pxd, state.pxd)
+    from cython.cimports.serq.sim.sessions import Session
+    from cython.cimports.serq.sim.state import RunState
     from cython.cimports.serq.sim.stats import TimeAvg, Welford
 else:
+    from serq.sim.state import RunState
     from serq.sim.stats import TimeAvg, Welford
+    # sessions.py imports this module; interpreted, a type in @cython.locals is not used
+    # (_cython_shim), so the name stands in without importing it
+    Session = object
 
 READY, QUEUED, IN_STAGE = 0, 1, 2
 ALPHA = 0.01
 BETA = 1.0 - ALPHA  # the EWMA weight of the past, computed once (the same value)
 NAN = float("nan")
+# a fifo queue's two per-job operations, looked up once: compiled, a call of the method
+# costs a third of a method call by name (interpreted, the same)
+_enqueue = deque.append
+_dequeue = deque.popleft
 
 
 @cython.final
+@cython.freelist(64)
 @cython.cclass
 class Job:
     """A job on a stage. ``Stage.new_job`` makes every one and sets its fields (compiled: C
-    fields, ``stages.pxd``); the last six are the step engine's, set by ``StepStage.add_job``."""
+    fields, ``stages.pxd``); the last six are the step engine's, set by ``StepStage.add_job``.
+
+    Compiled, a job is one of the few objects a run makes per event: a free list keeps the
+    memory of 64 ended ones for the next (no allocator call, and a reused object does not
+    count towards the cyclic collector's next pass, as a new one does)."""
     __slots__ = ("id", "owner", "work", "mode", "growing", "enqueued", "started", "tag",
                  "decode", "mark", "kv", "kv1", "gent", "dge", "tok")
 
@@ -76,13 +93,13 @@ class Stage:
         self.num_avg.set(now, n)
         self.busy_avg.set(now, 1 if n else 0)
 
-    @cython.locals(j=Job, t=cython.double)
+    @cython.locals(j=Job, t=cython.double, o=Session, jid=object)
     def new_job(self, owner, work, mode, growing):
         """A new job of ``work`` on this stage, its owner (when it has one) waiting in it."""
         sim = self.sim
         j = Job.__new__(Job)
-        jid = sim.next_job
-        sim.next_job = jid + 1
+        jid = sim.next_job  # (compiled: one int object, for the field and the key)
+        sim.next_job += 1
         t = sim.now
         j.id = jid
         j.owner = owner
@@ -95,13 +112,14 @@ class Stage:
         j.tag = 0.0
         self.jobs[jid] = j
         if owner is not None:
-            owner.status = IN_STAGE
-            owner.job = j
-            owner.stage = self
+            o = owner
+            o.status = IN_STAGE
+            o.job = j
+            o.stage = self
         return j
 
     @cython.locals(now=cython.double, start=cython.double, wait=cython.double,
-                   service=cython.double, gap=cython.double)
+                   service=cython.double, gap=cython.double, o=Session)
     def job_done(self, j):
         sim = self.sim
         now = sim.now
@@ -173,6 +191,10 @@ class Stage:
     def busy(self):
         return len(self.jobs)
 
+    def work_left(self):
+        """The work left on the stage (§13 ``work``)."""
+        raise NotImplementedError
+
     def remove_job(self, j):
         """Take a job away (its owner was preempted or ended)."""
         raise NotImplementedError
@@ -183,25 +205,32 @@ class Stage:
 
 @cython.cclass
 class FifoStage(Stage):
+    """``fifo(c)`` (§7.1): ``c`` servers, one queue served in arrival order.
+
+    The jobs in service are counted (``running``), not listed: they are the stage's first
+    ``running`` jobs in ``jobs`` (in id order, the order they came in): a job starts only
+    from the head of the queue or on an empty queue, so every job in service came in before
+    every queued one, and started in the order it came in."""
+
     def __init__(self, sim, index, decl):
         super().__init__(sim, index, decl)
         # a count beyond any number of jobs (fifo(1e300)) means the same: kept within a C size
         self.servers = min(decl.kind.servers, sys.maxsize)
         self.queue = deque()
-        self.active = []
+        self.running = 0
 
     @cython.locals(j=Job)
     def add_job(self, owner, work, mode, growing):
         j = self.new_job(owner, work, mode, growing)
-        if self.queue or len(self.active) >= self.servers:
-            self.queue.append(j)
+        if self.queue or self.running >= self.servers:
+            _enqueue(self.queue, j)
         else:  # the queue stays empty while a server is free (see fill)
             self.start(j)
 
     def fill(self):
         q = self.queue
-        while q and len(self.active) < self.servers:
-            self.start(q.popleft())
+        while q and self.running < self.servers:
+            self.start(_dequeue(q))
 
     @cython.locals(now=cython.double)
     def start(self, j):
@@ -209,7 +238,7 @@ class FifoStage(Stage):
         sim = self.sim
         now = sim.now
         j.started = now
-        self.active.append(j)
+        self.running += 1
         sim.schedule(now + j.work, EV_FINISH, self.index, j.id, None)
 
     @cython.locals(j=Job)
@@ -217,29 +246,35 @@ class FifoStage(Stage):
         j = self.jobs.pop(jid, None)
         if j is None:
             return
-        self.active.remove(j)
+        self.running -= 1
         self.job_done(j)
         if self.queue:
             self.fill()
 
     def remove_job(self, j):
         del self.jobs[j.id]
-        if j in self.active:
-            self.active.remove(j)
-            self.fill()
-        else:
+        if j in self.queue:
             self.queue.remove(j)
+        else:  # in service
+            self.running -= 1
+            self.fill()
 
     def busy(self):
-        return len(self.active)
+        return self.running
 
+    @cython.locals(i=cython.Py_ssize_t, j=Job)
     def work_left(self):
+        """The work left on the stage: in service, what is left of each job's (in the order
+        they started), then the queued jobs' (in queue order)."""
         now = self.sim.now
         total = -0.0
-        for j in self.active:
-            total += max(j.started + j.work - now, 0.0)
-        for j in self.queue:
-            total += j.work
+        i = 0
+        for j in self.jobs.values():
+            if i < self.running:
+                total += max(j.started + j.work - now, 0.0)
+            else:
+                total += j.work
+            i += 1
         return total
 
 
@@ -249,7 +284,10 @@ class PsStage(Stage):
 
     def __init__(self, sim, index, decl):
         super().__init__(sim, index, decl)
-        self.cap_fn = sim.ex.function(decl.kind.capacity)
+        shape, self.cap_fn, v = sim.ex.node(decl.kind.capacity)
+        # a constant capacity (``ps(4)``): its value, the function's answer at every n
+        self.cap_const = shape == CONSTANT
+        self.cap = v if self.cap_const else 0.0
         self.v = 0.0
         self.v_last = 0.0
         self.rate = 0.0
@@ -277,9 +315,12 @@ class PsStage(Stage):
         now = sim.now
         n = len(self.jobs)
         if n:
-            sim.ctx.n = float(n)
             sim.cur = None
-            phi = self.cap_fn(sim.na)
+            if self.cap_const:
+                phi = self.cap
+            else:  # (``n`` is read by a ps capacity only, which sets it first: validate.py)
+                sim.ctx.n = float(n)
+                phi = self.cap_fn(sim.na)
         else:
             phi = 0.0
         self.advance(now)
@@ -296,9 +337,10 @@ class PsStage(Stage):
             sim.schedule(now + (delay if delay > 0 else 0.0), EV_FINISH, self.index, jid,
                          self.epoch)
 
-    @cython.locals(j=Job)
+    @cython.locals(j=Job, e=cython.Py_ssize_t)
     def finish(self, jid, epoch):
-        if epoch != self.epoch:
+        e = epoch  # (an int: reschedule's)
+        if e != self.epoch:
             return
         j = self.jobs.pop(jid, None)
         if j is None:
@@ -370,28 +412,46 @@ def make_stage(sim, index, decl):
 
 
 class StageOps:
-    """Stage functions of expressions; the argument is the resolved stage index."""
+    """Stage functions of expressions; the argument is the resolved stage index.
 
+    A mixin of ``engine.Sim``; compiled, its methods are typed ``self=RunState`` (the stage
+    list a C read of the run's struct, ``state.pxd``) and call a stage's functions through
+    its C type (``present``, ``busy``, ``work_left`` are ``cpdef``: a subclass's own, the
+    step stage's, is still the one called)."""
+
+    @cython.locals(self=RunState, i=cython.Py_ssize_t, st=Stage)
     def fn_queue(self, i):
-        return float(self.stages[i].present())
-
-    def fn_busy(self, i):
-        return float(self.stages[i].busy())
-
-    def fn_work(self, i):
-        return self.stages[i].work_left()
-
-    def fn_est_lambda(self, i):
-        return self.stages[i].est_lambda()
-
-    def fn_est_rho(self, i):
-        return self.stages[i].est_rho()
-
-    def fn_est_wait(self, i):
-        return self.stages[i].e_wait
-
-    def fn_price(self, i, s_h, ds):
         st = self.stages[i]
+        return float(st.present())
+
+    @cython.locals(self=RunState, i=cython.Py_ssize_t, st=Stage)
+    def fn_busy(self, i):
+        st = self.stages[i]
+        return float(st.busy())
+
+    @cython.locals(self=RunState, i=cython.Py_ssize_t, st=Stage)
+    def fn_work(self, i):
+        st = self.stages[i]
+        return st.work_left()
+
+    @cython.locals(self=RunState, i=cython.Py_ssize_t, st=Stage)
+    def fn_est_lambda(self, i):
+        st = self.stages[i]
+        return st.est_lambda()
+
+    @cython.locals(self=RunState, i=cython.Py_ssize_t, st=Stage)
+    def fn_est_rho(self, i):
+        st = self.stages[i]
+        return st.est_rho()
+
+    @cython.locals(self=RunState, i=cython.Py_ssize_t, st=Stage)
+    def fn_est_wait(self, i):
+        st = self.stages[i]
+        return st.e_wait
+
+    @cython.locals(self=RunState, i=cython.Py_ssize_t)
+    def fn_price(self, i, s_h, ds):
+        st = self.stages[i]  # (untyped: the sums below are Python's, NaNs included)
         lam = st.est_lambda()
         rho = st.est_rho()
         w = st.e_wait

@@ -77,6 +77,7 @@ class Welford:
         self.m2 = 0.0
 
     @cython.ccall
+    @cython.locals(n=cython.Py_ssize_t, d=cython.double)
     def add(self, x: cython.double) -> cython.void:
         n = self.n + 1
         self.n = n
