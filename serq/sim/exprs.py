@@ -241,11 +241,10 @@ def ctx_read(S, field):
         def f(a):
             return S.now
         return (N, f, S)
-    get = operator.attrgetter(field)
     ctx = S.ctx
 
     def g(a):
-        return get(ctx)
+        return getattr(ctx, field)  # (an attrgetter is called through an argument tuple)
     return (F, g, None)
 
 
@@ -391,30 +390,45 @@ def draw_uniform(rng, low, high):
     return (F, g, None)
 
 
-@cython.locals(r=Rng)
+@cython.locals(r=Rng, pv=cython.double)
 def draw_bernoulli(rng, p):
     """``~bernoulli(p)``: ``rng.sample_bernoulli``."""
     r = rng
+    if p[0] == K:
+        pv = p[2]
+
+        @cython.locals(a=object)
+        def f(a):
+            return sample_bernoulli(r, pv)
+        return (F, f, None)
     fp = p[1]
 
     @cython.locals(a=object)
-    def f(a):
+    def g(a):
         return sample_bernoulli(r, fp(a))
-    return (F, f, None)
+    return (F, g, None)
 
 
-@cython.locals(r=Rng)
+@cython.locals(r=Rng, mv=cython.double, cv=cython.double)
 def draw_h2(rng, mean, c2):
     """``~h2(m, c2)``: ``rng.sample_h2``."""
     r = rng
+    if mean[0] == K and c2[0] == K:
+        mv = mean[2]
+        cv = c2[2]
+
+        @cython.locals(a=object)
+        def f(a):
+            return sample_h2(r, mv, cv)
+        return (F, f, None)
     fm = mean[1]
     fc = c2[1]
 
     @cython.locals(a=object, x=cython.double)
-    def f(a):
+    def g(a):
         x = fm(a)
         return sample_h2(r, x, fc(a))
-    return (F, f, None)
+    return (F, g, None)
 
 
 @cython.locals(r=Rng)
