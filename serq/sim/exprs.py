@@ -34,6 +34,7 @@ except ImportError:  # Cython not installed: the no-op stand-in, the module runs
 
 from serq.ir import arith
 from serq.ir import types as T
+from serq.sim.context import Context  # noqa: F401  (its old home; tests import it here)
 
 # The samplers of the random streams (the one definition of each law, rng.py); compiled, a
 # draw is a C call on the typed generator (rng.pxd), its arguments and result C doubles
@@ -54,19 +55,6 @@ CTX_FIELD = {"Now": "now", "Waited": "waited", "Size": "size", "Age": "age", "La
              "Decoding": "decoding", "Admission": "admission", "Remaining": "remaining",
              # a claim over iterations (IR 11), set by the claims observer before it reads
              "Demand": "demand", "Served": "served", "Arrived": "arrived"}
-
-
-class Context:
-    """The context variables of the moment being evaluated (interpreter.md §13): each moment
-    (a queue key, an eviction key, a step stage's cost, a ps capacity …) sets the ones it
-    defines on ``sim.ctx`` before it evaluates; the others keep their last value."""
-    __slots__ = ("waited", "size", "age", "last", "queued", "n", "ntok", "ndec", "npre",
-                 "nres", "kvb", "kvp", "attn", "decoding", "admission", "remaining",
-                 "demand", "served", "arrived")
-
-    def __init__(self):
-        for name in self.__slots__:
-            setattr(self, name, 0.0)
 
 
 #: Python's operators where arith says they give its answer (see ``binary_op``)

@@ -7,6 +7,7 @@ from serq.sim.scheduler cimport Scheduler
 from serq.sim.sessions cimport Session
 from serq.sim.stats cimport TimeAvg
 from serq.sim.rng cimport Rng
+from serq.sim.context cimport Context  # step: the context variables as C doubles
 
 
 cdef class RunState(Scheduler):
@@ -26,7 +27,7 @@ cdef class RunState(Scheduler):
     cdef public object index_error
     cdef public list na
     cdef public Session cur           # the session whose expressions are evaluated, or None
-    cdef public object ctx            # exprs.Context
+    cdef public Context ctx           # context.Context (C doubles: typed code stores C numbers)
     cdef public object ex             # exprs.ExprCompiler
     cdef public object pre_obs
     cdef public object admit_budget

@@ -14,8 +14,12 @@ cdef int READY, QUEUED, IN_STAGE, GROWING
 
 cdef class StepStage(Stage):
     cdef public list na
-    cdef public object budget_fn
-    cdef public object chunk_fn
+    cdef public object budget_fn    # None: a constant, budget_k
+    cdef public object chunk_fn     # None: a constant, chunk_k
+    cdef public double budget_k
+    cdef public double chunk_k
+    cdef public double planned_budget
+    cdef public double planned_chunk
     cdef public object cost_fn
     cdef public object memory
     cdef public bint exclusive
@@ -44,9 +48,11 @@ cdef class StepStage(Stage):
     cpdef void step_stats(self, double now, Py_ssize_t decoders, double prefilled)
     cpdef void add_job(self, object owner, double work, str mode, object growing)
     cpdef void settle(self, bint pending_now)
-    cpdef tuple plan(self, bint totals=*)
+    cpdef plan(self, bint totals=*)
+    cpdef list order(self, object totals)
     cpdef bint waiting(self)
     cpdef void start_iteration(self)
+    cpdef void launch(self, list assign, double attn, tuple sums, double chunk=*)
     cpdef bint admit_bound(self, double left)
     cpdef token(self, Session s, bint decode)
 

@@ -5,6 +5,7 @@ iteration, growth of ``growing`` pools, the iteration's cost, and inter-token la
 from __future__ import annotations
 
 import math
+from operator import itemgetter
 
 try:
     import cython
@@ -13,16 +14,22 @@ except ImportError:  # Cython not installed: the no-op stand-in, the module runs
 
 from serq.ir import types as T
 from serq.sim.pools import EPS, total_key
+from serq.sim.exprs import K
 from serq.sim.scheduler import EV_ITER
 from serq.sim.stages import Stage
 
-if cython.compiled:  # C types: job, hold and session fields, the accumulators' updates
-    from cython.cimports.serq.sim.pools import Hold, HoldEntry
+if cython.compiled:  # C types: job, hold and session fields, the run's fields and context
+    # variables, the accumulators' updates
+    from cython.cimports.serq.sim.context import Context
+    from cython.cimports.serq.sim.pools import Hold, HoldEntry, PoolCore
     from cython.cimports.serq.sim.sessions import Session
     from cython.cimports.serq.sim.stages import Job
+    from cython.cimports.serq.sim.state import RunState
     from cython.cimports.serq.sim.stats import LogHist, TimeAvg, Welford
 else:
-    from serq.sim.pools import Hold, HoldEntry
+    from serq.sim.context import Context
+    from serq.sim.pools import Hold, HoldEntry, PoolCore
+    from serq.sim.state import RunState
     from serq.sim.sessions import Session
     from serq.sim.stages import Job
     from serq.sim.stats import LogHist, TimeAvg, Welford
@@ -33,6 +40,7 @@ READY, QUEUED, IN_STAGE, GROWING = 0, 1, 2, 3
 NAN = math.nan
 U64_MAX = float(1 << 64)
 ZERO_COST_LIMIT = 100_000
+first = itemgetter(0)  # the sort key of a (key, job) pair
 
 
 @cython.cclass
@@ -49,8 +57,12 @@ class StepStage(Stage):
         ex = sim.ex
         # machine expressions read no session: an attribute there reads NaN
         self.na = [NAN] * len(sim.p.attrs)
-        self.budget_fn = ex.function(k.budget)
-        self.chunk_fn = ex.function(k.chunk)
+        # budget and chunk: a constant (the common case) is kept as its value and read in
+        # place of a call (``plan``); ``budget_fn``/``chunk_fn`` are None then
+        self.budget_fn, self.budget_k = const_or_function(ex, k.budget)
+        self.chunk_fn, self.chunk_k = const_or_function(ex, k.chunk)
+        self.planned_budget = 0.0  # the iteration being planned's (``plan``)
+        self.planned_chunk = 0.0
         self.cost_fn = ex.function(k.cost, track=False)  # see Sim.totals_read
         self.memory = k.memory
         self.exclusive = type(k.serve) is T.ServeExclusivePrefill
@@ -156,6 +168,7 @@ class StepStage(Stage):
         del self.jobs[j.id]
         self.residents.remove(j)
         self.rver += 1
+        j.dge = None  # (its pair refers to j: a cycle, left to the cyclic GC otherwise)
         if self.running is not None:
             assign = self.running[1]
             for k, a in enumerate(assign):
@@ -186,6 +199,8 @@ class StepStage(Stage):
         m = self.memory
         return [e for h in owner.holds for e in h.entries if e.pool == m]
 
+    @cython.locals(ctx=Context, dec=cython.Py_ssize_t, kvb=cython.double, kvp=cython.double,
+                   nres=cython.double, ndec=cython.double)
     def totals(self):
         """Set the pre-iteration context: residents, decoders, kv_decode, kv_prefill."""
         ctx = self.sim.ctx
@@ -217,19 +232,23 @@ class StepStage(Stage):
                 kvp += h
         return dec, kvb, kvp
 
+    @cython.locals(ctx=Context)
     def set_totals(self, t):
         ctx = self.sim.ctx
         ctx.nres, ctx.ndec, ctx.kvb, ctx.kvp = t
 
+    @cython.locals(sim=RunState)
     def plan(self, totals=True):
-        """Budget and chunk, evaluated with the pre-iteration totals (not computed when
-        ``totals`` is false and no expression reads them: ``Sim.totals_read``)."""
+        """Budget and chunk (``planned_budget``, ``planned_chunk``: fields, not a returned
+        tuple, so that compiled they stay C numbers), evaluated with the pre-iteration totals;
+        returns the totals, or None where they are not computed (``totals`` false and no
+        expression reads them: ``Sim.totals_read``)."""
         sim = self.sim
         t = self.totals() if totals or sim.totals_read else None
         sim.cur = None
-        budget = self.budget_fn(self.na)
-        chunk = self.chunk_fn(self.na)
-        return t, budget, chunk
+        self.planned_budget = self.budget_k if self.budget_fn is None else self.budget_fn(self.na)
+        self.planned_chunk = self.chunk_k if self.chunk_fn is None else self.chunk_fn(self.na)
+        return t
 
     @staticmethod
     def wants(j, chunk):
@@ -239,7 +258,9 @@ class StepStage(Stage):
     @cython.locals(budget=cython.double, chunk=cython.double, want=cython.double,
                    r=cython.double)
     def budget_left(self):
-        t, budget, chunk = self.plan()
+        self.plan()
+        budget = self.planned_budget
+        chunk = self.planned_chunk
         want = 0.0
         for j in self.residents:
             want += job_want(j, chunk)
@@ -247,6 +268,7 @@ class StepStage(Stage):
         return r if r > 0 else 0.0
 
     # -- serving order (§8.4) ---------------------------------------------------------------------
+    @cython.locals(sim=RunState, ctx=Context, o=Session)
     def order(self, totals):
         res = self.residents
         keys = self.serve_keys
@@ -264,7 +286,7 @@ class StepStage(Stage):
             sim.cur = o
             a = o.attrs if o is not None else self.na
             ranked.append(([total_key(f(a)) for f in keys], j))
-        ranked.sort(key=lambda x: x[0])
+        ranked.sort(key=first)
         return [j for _, j in ranked]
 
     # -- an iteration (§8.3, §8.5) -------------------------------------------------------------------
@@ -274,6 +296,7 @@ class StepStage(Stage):
         if self.residents or self.waiting():
             self.start_iteration()
 
+    @cython.locals(pl=PoolCore)
     def waiting(self):
         """Whether a hold waits in the queue of a pool admitted via this stage (§8.8)."""
         for pl in self.via_pools:
@@ -290,7 +313,8 @@ class StepStage(Stage):
                    decode=cython.bint, want=cython.double, tokens=cython.double,
                    cap=cython.double, need=cython.double, hk=cython.double,
                    grown=cython.bint, preempted=cython.bint, eps=cython.double, j=Job,
-                   h=Hold, e=HoldEntry, e1=HoldEntry, o=Session, k=cython.Py_ssize_t)
+                   h=Hold, e=HoldEntry, e1=HoldEntry, o=Session, k=cython.Py_ssize_t,
+                   sim=RunState, assign=list, res=list, pair=list, dge=tuple, ge=tuple)
     def start_iteration(self):
         """Plan and start an iteration (§8.3, §8.5): serve the residents in the serving order
         (§8.4), each its want within the budget left (under ``exclusive prefill``: one
@@ -309,7 +333,9 @@ class StepStage(Stage):
         keyed = keys is not None
         exclusive = self.exclusive
         only = self.only_fn
-        totals, budget, chunk = self.plan(totals=keyed or only is not None)
+        totals = self.plan(totals=keyed or only is not None)
+        budget = self.planned_budget
+        chunk = self.planned_chunk
         if sim.hooks is not None:
             sim.hooks.iter_begin(self, budget, chunk)
         if only is not None:
@@ -339,7 +365,6 @@ class StepStage(Stage):
         kvb = 0.0
         kvp = 0.0
         full = False
-        append = assign.append
         check = keyed  # whether the marks tell the visited jobs
         while not full:
             ver = self.rver
@@ -359,10 +384,11 @@ class StepStage(Stage):
                 if dge is not None and left >= 1.0 and j.work >= 1.0:
                     # the common decode: one token, no growth needed; what the general
                     # steps below do in that case (see where dge is set)
-                    e, o, e1 = dge
+                    e, o, e1, pair = dge
                     if o.status != GROWING and not e.pos + 1.0 - e.alloc > eps:
                         e.pos += 1.0
-                        append([j, 1.0])
+                        pair[1] = 1.0  # (the pair of a previous iteration, reused)
+                        assign.append(pair)
                         ntok += 1.0
                         dec += 1
                         kvb += e1.alloc
@@ -417,7 +443,7 @@ class StepStage(Stage):
                 if exclusive and not decode:  # a prefill alone
                     assign.clear()
                     left = budget
-                append([j, tokens])
+                assign.append([j, tokens])
                 ntok += tokens
                 hk = job_units(self, j)
                 if decode:
@@ -425,8 +451,11 @@ class StepStage(Stage):
                     kvb += hk
                     if ge is not None and j.kv1 is not None and not exclusive:
                         # a growing decode with one KV entry, its hold now marked grown
-                        # (for good): later tokens take the fast path above
-                        j.dge = (ge[1], ge[2], j.kv1)
+                        # (for good): later tokens take the fast path above, with the
+                        # job's [job, tokens] pair of the assignment made once (a job is in
+                        # one assignment at a time, once, and nothing keeps an assignment
+                        # after its iteration ended)
+                        j.dge = (ge[1], ge[2], j.kv1, [j, 1.0])
                 else:
                     npre += tokens
                     kvp += hk
@@ -512,7 +541,8 @@ class StepStage(Stage):
 
     @cython.locals(ntok=cython.double, dec=cython.Py_ssize_t, npre=cython.double,
                    kvb=cython.double, kvp=cython.double, cost=cython.double, now=cython.double,
-                   batch=Welford, step_cost=Welford)
+                   batch=Welford, step_cost=Welford, sim=RunState, ctx=Context, epoch=object,
+                   idle_t=cython.double)
     def launch(self, assign, attn, sums, chunk=0.0):
         """Evaluate the iteration's cost and schedule its end."""
         sim = self.sim
@@ -543,11 +573,13 @@ class StepStage(Stage):
         if sim.hooks is not None:  # the batch formed, not running yet: the claims read here
             sim.hooks.batch(self, chunk)
         self.epoch += 1
-        self.running = (self.epoch, assign)
+        epoch = self.epoch  # (one int object for the record and the event)
+        self.running = (epoch, assign)
         self.iterations += 1
         now = sim.now
         if self.idle_at is not None:
-            if self.idle_at == now:
+            idle_t = self.idle_at
+            if idle_t == now:
                 self.idle_at = None  # see flush_idle
             else:
                 self.flush_idle()
@@ -557,7 +589,7 @@ class StepStage(Stage):
             step_cost = self.step_cost
             batch.add(dec)
             step_cost.add(cost)
-        sim.schedule(now + cost, EV_ITER, self.index, self.epoch, None)
+        sim.schedule(now + cost, EV_ITER, self.index, epoch, None)
         if sim.hooks is not None:
             sim.hooks.iter_launch(self, assign, cost, sums)
 
@@ -570,7 +602,7 @@ class StepStage(Stage):
             sim.fail(f"`growing {name}` outside a hold of it", o, f"growing {name}")
         return h, h.entry(g), o
 
-    @cython.locals(s=Session)
+    @cython.locals(s=Session, sim=RunState, pl=PoolCore)
     def admit_bound(self, left):
         """Admit one waiting hold of an ``admit via`` pool inside the iteration (§8.8)."""
         sim = self.sim
@@ -599,7 +631,8 @@ class StepStage(Stage):
 
     @cython.locals(now=cython.double, warm=cython.bint, px=cython.double, nrep=cython.Py_ssize_t,
                    w=cython.double, fin=cython.bint, x=cython.double, eps=cython.double,
-                   j=Job, tokens=cython.double, itl=LogHist)
+                   j=Job, tokens=cython.double, itl=LogHist, sim=RunState, t=object,
+                   last=list, run=tuple, assign=list, lt=cython.double, done=list)
     def iter_end(self, epoch):
         run = self.running
         if run is None or run[0] != epoch:
@@ -610,9 +643,9 @@ class StepStage(Stage):
         now = t
         eps = EPS
         self.flush_idle()
-        self.idle_at = now  # step_stats(now, 0, 0.0), pending (see flush_idle)
+        self.idle_at = t  # step_stats(now, 0, 0.0), pending (see flush_idle)
         jobs = self.jobs
-        done = []
+        done = None  # the jobs done, a list once there is one
         # Each job's work, then its token: a token reads nothing another job's work update
         # writes, so one pass does both in the reference's order.
         warm = sim.warm
@@ -623,17 +656,22 @@ class StepStage(Stage):
         nrep = 0  # (px is the run's value once nrep > 0)
         # every job of the assignment is still resident: remove_job takes a job out of the
         # running assignment as it takes it out of the stage
-        for j, tokens in run[1]:
+        assign = run[1]
+        for j, tokens in assign:
             w = j.work - tokens
             j.work = w
             fin = w <= eps
             if fin:
-                done.append(j)
+                if done is None:
+                    done = [j]
+                else:
+                    done.append(j)
             last = j.tok
             if last is not None:
                 # what ``token`` does for a decode whose owner's token record is settled:
                 # only the time of its last token moves
-                x = now - last[1]
+                lt = last[1]
+                x = now - lt
                 last[1] = t
             elif (j.decode or fin) and j.owner is not None:
                 xo = self.token(j.owner, j.decode)
@@ -658,23 +696,26 @@ class StepStage(Stage):
                 nrep = 1
         if nrep:
             itl.add_repeat(px, nrep)
-        if done:
+        if done is not None:
             res = self.residents
             for j in done:
                 del jobs[j.id]
                 res.remove(j)
                 self.rver += 1
+                j.dge = None  # see remove_job
                 self.job_done(j)
         if sim.hooks is not None:
-            sim.hooks.iter_end(self, done)
+            sim.hooks.iter_end(self, done if done is not None else [])
 
+    @cython.locals(sim=RunState, last=list)
     def token(self, s, decode):
         """Session ``s`` has a token now (a decode's, or a prefill's last): its inter-token
         latency (§8.7), or None where it has none; ``s.last_token`` becomes ``[turn, now,
         self, decoded, False]`` (``decoded``: a decode token in this turn so far), the list
         kept (a job's ``tok`` may refer to it)."""
-        now = self.sim.now
-        turn = s.attrs[self.sim.p.slot_turn]
+        sim = self.sim
+        now = sim.now
+        turn = s.attrs[sim.p.slot_turn]
         last = s.last_token
         if last is None or last[0] != turn:
             s.last_token = [turn, now, self, decode, False]
@@ -686,6 +727,15 @@ class StepStage(Stage):
         last[3] = decoded or decode
         last[4] = False
         return x
+
+
+def const_or_function(ex, e):
+    """``(None, value)`` for an expression that is a constant (``exprs``' folded node), else
+    ``(f, 0.0)``: its function."""
+    shape, f, v = ex.node(e)
+    if shape == K:
+        return None, v
+    return f, 0.0
 
 
 @cython.cfunc
