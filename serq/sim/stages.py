@@ -33,10 +33,11 @@ READY, QUEUED, IN_STAGE = 0, 1, 2
 ALPHA = 0.01
 BETA = 1.0 - ALPHA  # the EWMA weight of the past, computed once (the same value)
 NAN = float("nan")
-# a fifo queue's two per-job operations, looked up once: compiled, a call of the method
-# costs a third of a method call by name (interpreted, the same)
-_enqueue = deque.append
-_dequeue = deque.popleft
+# a deque's two per-job operations (a fifo's queue, the run's ready queue), looked up once:
+# compiled, a call of the method costs a third of a method call by name (interpreted, the
+# same)
+_append = deque.append
+_popleft = deque.popleft
 
 
 @cython.final
@@ -150,7 +151,7 @@ class Stage:
             o.status = READY
             o.job = None
             o.stage = None
-            sim.ready.append(o)
+            _append(sim.ready, o)
 
     def est_lambda(self):
         if self.e_gaps == 0 or not self.e_gap > 0:
@@ -223,14 +224,14 @@ class FifoStage(Stage):
     def add_job(self, owner, work, mode, growing):
         j = self.new_job(owner, work, mode, growing)
         if self.queue or self.running >= self.servers:
-            _enqueue(self.queue, j)
+            _append(self.queue, j)
         else:  # the queue stays empty while a server is free (see fill)
             self.start(j)
 
     def fill(self):
         q = self.queue
         while q and self.running < self.servers:
-            self.start(_dequeue(q))
+            self.start(_popleft(q))
 
     @cython.locals(now=cython.double)
     def start(self, j):
