@@ -73,16 +73,16 @@ def _newest(entries):
 
 
 def _patch_lru(mp, pick, **how):
-    """``PoolOps.evict`` runs ``_evict`` on a pool that evicts LRU without spill, with its
+    """``PoolState.evict`` runs ``_evict`` on a pool that evicts LRU without spill, with its
     entries in LRU order, and is unchanged on the others."""
-    evict = PoolOps.evict
+    evict = PoolState.evict
 
-    def patched(self, pl, need, cap):
+    def patched(pl, need, cap):
         if pl.evict_keys is None and pl.spill is None and pl.lru_sorted:
             _evict(pl, need, cap, pick, **how)
         else:
-            evict(self, pl, need, cap)
-    mp.setattr(PoolOps, "evict", patched)
+            evict(pl, need, cap)
+    mp.setattr(PoolState, "evict", patched)
 
 
 def evict_newest(mp):

@@ -7,6 +7,11 @@
 cimport cython
 
 from serq.sim.stats cimport TimeAvg, Welford
+from serq.sim.state cimport RunState
+from serq.sim.sessions cimport Session
+
+# a session's states (as sessions.pxd's) and the hold frame's kind, as C constants
+cdef int READY, QUEUED, IN_STAGE, GROWING, ENDED, HOLD_FRAME
 
 
 @cython.final
@@ -71,7 +76,7 @@ cdef class HoldTemplate:
 
 # not final: PoolState (pools.py) is its Python subclass, whose methods can be replaced
 cdef class PoolCore:
-    cdef public object sim
+    cdef public RunState sim
     cdef public Py_ssize_t index
     cdef public object decl
     cdef public double cap
@@ -111,3 +116,12 @@ cdef class PoolCore:
     cpdef Req next_waiter(self)
     cpdef void try_admit(self)
     cpdef void retry_growers(self)
+    cpdef void evict(self, double need, double cap)
+
+
+# the innermost hold of a session on a pool; making room in a pool; admitting a request;
+# growing a hold (pools.py: PoolOps.admit and PoolOps.grow are the last two)
+cpdef Hold innermost(Session s, Py_ssize_t pi)
+cdef void make_room(RunState sim, PoolCore pl, double need) except *
+cpdef void admit_request(RunState sim, Req req) except *
+cpdef bint grow_hold(RunState sim, Session s, Py_ssize_t pi, double d, object job) except? -1

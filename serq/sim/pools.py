@@ -24,18 +24,26 @@ from serq.sim.fmt import display
 from serq.sim.scheduler import EV_LEASE
 from serq.sim.sessions import NO_POS
 from serq.sim.stats import total_order_key as total_key
-if cython.compiled:  # the accumulators' C type: their updates are C calls (stats.pxd)
+# Compiled, the C types: the accumulators' updates are C calls (stats.pxd); the run's fields
+# (state.pxd) and a session's (sessions.pxd) are C slots for the methods typed with them
+if cython.compiled:
     from cython.cimports.serq.sim.stats import TimeAvg, Welford
+    from cython.cimports.serq.sim.state import RunState
+    from cython.cimports.serq.sim.sessions import Session
     from cython.cimports.libc.math import ceil, floor
 else:
     from serq.sim.stats import TimeAvg, Welford
+    from serq.sim.state import RunState
+    from serq.sim.sessions import Session
     from math import ceil, floor
 
 READY, QUEUED, IN_STAGE, GROWING, ENDED = range(5)
 HOLD_FRAME = 2
 EPS = 1e-9
-# past this many pieces of one entry, the rest of it is evicted in one step (serq.sim.evict)
-BULK_PIECES = cython.declare(cython.Py_ssize_t, 64)
+# past this many pieces of one entry, the rest of it is evicted in one step (serq.sim.evict).
+# The one step (``evict.pieces``, exact Python ints) costs as much as about a thousand pieces
+# of the compiled loop (a few C operations each) but as some sixty of the interpreted one.
+BULK_PIECES = cython.declare(cython.Py_ssize_t, 1024 if cython.compiled else 64)
 # Programs with more pools than this (arrays) visit and record only the pools a run names
 # (PoolOps.init_active_pools): the cost would grow with the declared members, used or not.
 ON_DEMAND_POOLS = 64
@@ -43,6 +51,7 @@ NAN = math.nan
 # EPS and inf as C doubles where compiled (a module global is a Python float, unboxed at each
 # use; EPS stays for the modules that import it)
 _EPS = cython.declare(cython.double, EPS)
+_PIECES_LIMIT = cython.declare(cython.Py_ssize_t, evict.PIECES_LIMIT)
 _INF = cython.declare(cython.double, math.inf)
 
 
@@ -58,7 +67,7 @@ def _pool_index(pl):
 @cython.cclass
 class Entry:
     """A prefix-cache entry: its key (owner serial, or a dead key >= 2^62), size, release
-    time and release number, and the owner's attributes when it was made."""
+    time and release number, and the owner's attributes when it was made (``snapshot``)."""
     __slots__ = ("key", "size", "last", "seq", "snap")
 
     def __init__(self, key, size, last, seq, snap):
@@ -260,7 +269,7 @@ class PoolCore:
 
     # -- admission (§9.3) ---------------------------------------------------------------------
     @cython.ccall
-    @cython.locals(front=Req, req=Req, best=Req, now=cython.double)
+    @cython.locals(front=Req, req=Req, best=Req, now=cython.double, sim=RunState, s=Session)
     def next_waiter(self) -> Req:
         q = self.queue
         if not q:
@@ -285,7 +294,7 @@ class PoolCore:
         return best
 
     @cython.ccall
-    @cython.locals(req=Req)
+    @cython.locals(req=Req, sim=RunState)
     def try_admit(self) -> cython.void:
         if self.admit_via is not None or not self.queue:
             return
@@ -299,25 +308,25 @@ class PoolCore:
                 q.popleft()
             else:
                 q.remove(req)
-            sim.admit(req)
+            admit_request(sim, req)
 
     @cython.ccall
     @cython.locals(pool=cython.Py_ssize_t, d=cython.double, h=Hold, e=HoldEntry,
-                   need=cython.double)
+                   need=cython.double, sim=RunState, s=Session)
     def retry_growers(self) -> cython.void:
         g = self.growers
         sim = self.sim
         while g:
             s = g[0]
             pool, d, job = s.grow
-            h = sim.innermost(s, pool)
+            h = innermost(s, pool)
             e = h.entry(pool)
             need = self.up(e.alloc + d) - e.alloc
             if not self.used + need <= self.cap + _EPS:
                 return
             g.popleft()
             s.grow = None
-            sim.make_room(self, need)
+            make_room(sim, self, need)
             self.used += need
             e.alloc += need
             if job is not None:
@@ -328,6 +337,78 @@ class PoolCore:
                 s.status = READY
                 sim.ready.append(s)
 
+    @cython.ccall
+    @cython.locals(sim=RunState, ent=Entry, bsize=cython.double, size=cython.double,
+                   cached=cython.double, units=cython.double, used=cython.double,
+                   piece=cython.double, same=cython.bint, first=cython.bint,
+                   count=cython.Py_ssize_t, n=cython.Py_ssize_t, entries=dict)
+    def evict(self, need: cython.double, cap: cython.double) -> cython.void:
+        """``make_room``'s loop (§10): the least entry by the pool's eviction key (``evict by``
+        keys, else LRU), one piece at a time, each piece spilled where the pool spills.
+
+        Without keys or spill, the least entry stays the least until it is gone (nothing
+        else changes the entries meanwhile), so its pieces are taken in a row, and past
+        ``BULK_PIECES`` of them, the rest at once (serq.sim.evict: the loop's state is its
+        entry's size, the cached total and the evicted units, so it goes on from there
+        exactly). Most evictions take a few pieces, which the loop takes faster."""
+        sim = self.sim
+        prev = sim.cur
+        entries = self.entries
+        block = self.block
+        bsize = block if block is not None else 0.0  # (a C double where compiled)
+        keys = self.evict_keys
+        spill = self.spill
+        same = keys is None and spill is None  # the least entry stays the least while it lasts
+        first = same and self.lru_sorted  # ... and it is the first in ``entries``
+        # Only the entries present now are candidates: with spill tiers that spill back into
+        # this pool, pieces evicted from here could otherwise come back for ever (the reference
+        # stops when the entries it started with are gone, even over its cap).
+        cands = set(entries.values()) if spill is not None else None
+        count = 0  # pieces so far (see evict.PIECES_LIMIT; below)
+        while self.used + self.cached + need > cap and entries:
+            if first:
+                for ent in entries.values():  # the first (compiled: no iterator object)
+                    break
+            else:
+                ent = sim.least_entry(self, cands)
+                if ent is None:
+                    break
+            size = ent.size
+            cached = self.cached
+            units = self.evicted_units
+            used = self.used
+            n = 0
+            while True:  # its pieces, while it is the least, it lasts and room is short
+                piece = bsize if block is not None else size
+                if piece > size:
+                    piece = size
+                size -= piece
+                cached -= piece
+                units += piece
+                if size <= _EPS or not same or not used + cached + need > cap:
+                    break
+                n += 1
+                if n == BULK_PIECES:  # many: the rest at once, where it can (serq.sim.evict)
+                    size, cached, units, gone = evict.entry(size, block, cached, units, used,
+                                                            need, cap, EPS)
+                    break
+            if size == ent.size and cached == self.cached:  # (one piece: the others can't)
+                raise evict.NoProgress(evict.no_progress(piece, size, cached))
+            ent.size = size
+            self.cached = cached
+            self.evicted_units = units
+            if size <= _EPS:
+                del entries[ent.key]
+                self.evicted_entries += 1
+            if spill is not None:
+                sim.spill(self, ent, piece)
+            # (a count of entries taken where they are taken in a row, each in at most
+            # BULK_PIECES passes: the loop ends with them)
+            count += 1
+            if count >= _PIECES_LIMIT:
+                raise evict.NoProgress(evict.too_many(piece))
+        sim.cur = prev
+
 
 class PoolState(PoolCore):
     """A pool's state, as the run makes it. A Python subclass of the typed ``PoolCore`` so
@@ -335,6 +416,144 @@ class PoolState(PoolCore):
     compiled, a typed call of a method checks that the class still has the compiled one (a
     cached version tag) and is otherwise a C call."""
     __slots__ = ()
+
+
+@cython.locals(pl=PoolCore)
+def snapshot(pl, a):
+    """The attributes a cache entry of ``pl`` keeps (a copy of ``a``): an eviction by keys
+    or a spill reads them once the owner has ended (§10, ``entry_context``); a pool that
+    does neither never reads them, and keeps None."""
+    return list(a) if pl.evict_keys is not None or pl.spill is not None else None
+
+
+@cython.locals(h=Hold, e=HoldEntry, k=cython.Py_ssize_t)
+def innermost(s, pi):
+    """The innermost hold of ``s`` on pool ``pi`` (§9.8: a grow, load or release names the
+    innermost hold of its pool), or None."""
+    holds = s.holds
+    k = len(holds) - 1
+    while k >= 0:
+        h = holds[k]
+        for e in h.entries:
+            if e.pool == pi:
+                return h
+        k -= 1
+    return None
+
+
+@cython.locals(cap=cython.double)
+def make_room(sim, pl, need):
+    """Evict from ``pl``'s cache until ``need`` more units fit beside what it holds and
+    caches (§10; ``PoolCore.evict`` is the loop). Compiled, a C call that returns at once when
+    there is room, the common case."""
+    cap = pl.cap + _EPS
+    if pl.used + pl.cached + need <= cap or not pl.entries:
+        return
+    hooks = sim.hooks
+    before = None
+    if hooks is not None:
+        before = hooks.evict_begin(pl)
+    try:
+        pl.evict(need, cap)
+    except evict.NoProgress as e:
+        sim.eviction_fail(pl, str(e))
+    if hooks is not None:
+        hooks.evict_end(pl, need, before)
+
+
+@cython.locals(s=Session, t=HoldTemplate, k=cython.Py_ssize_t, pl=PoolCore, ent=Entry,
+               alloc=cython.double, own=cython.double, best_own=cython.double,
+               keep=cython.double, excess=cython.double, h=Hold, now=cython.double)
+def admit_request(sim, req):
+    """A request leaves its queue and becomes a hold (§9.4)."""
+    s = req.session
+    t = req.tmpl
+    a = s.attrs
+    sim.cur = s
+    s.pending = None
+    s.queued_pool = None
+    reuse = None
+    if t.reuse is not None:
+        r = t.reuse(a)
+        reuse = r if r > 0 else 0.0
+    entries = []
+    best_own = 0.0
+    now = sim.now
+    for k, pi in enumerate(req.pools):
+        pl = sim.pools[pi]
+        alloc = pl.up(req.units[k])
+        own = 0.0
+        if t.cache is not None:
+            ent = pl.entries.pop(s.serial, None)
+            if ent is not None:
+                pl.cached -= ent.size
+                own = ent.size
+                if reuse is not None:
+                    keep = pl.down(reuse)
+                    if own > keep:
+                        excess = own - keep
+                        dk = sim.next_dead
+                        sim.next_dead += 1
+                        pl.add_entry(Entry(dk, excess, ent.last, ent.seq, snapshot(pl, a)))
+                        pl.cached += excess
+                        own = keep
+        make_room(sim, pl, alloc)
+        pl.used += alloc
+        pl.holders.append(s)
+        pl.admissions += 1
+        entries.append(HoldEntry(pi, alloc, own))
+        if own > best_own:
+            best_own = own
+    if sim.warm:
+        pl = sim.pools[req.pools[0]]
+        pl.wait.add(now - req.queued_at)
+    s.adm_seq = float(sim.next_adm)
+    sim.next_adm += 1
+    a[sim.p.slot_cached] = best_own
+    lease_pool = None
+    if t.lease_ref is not None:
+        r = t.lease_ref
+        lease_pool = (r.base if t.lease_idx is None
+                      else sim.ref_index(r.base, r.count, t.lease_idx(a), "pool"))
+        if sim.pools_on_demand:
+            sim.activate_pool(lease_pool)
+    h = Hold(t, entries, lease_pool)
+    if s.holds:
+        s.holds.append(h)
+    else:
+        s.holds = [h]  # the first: the class's () is shared
+    s.frames.append([t.body, 0, HOLD_FRAME, h])
+    s.status = READY
+    sim.ready.append(s)
+    if sim.hooks is not None:
+        sim.hooks.admit(s, entries)
+
+
+@cython.locals(pl=PoolCore, h=Hold, e=HoldEntry, need=cython.double)
+def grow_hold(sim, s, pi, d, job):
+    """Grow the innermost hold of ``s`` on pool ``pi`` by ``d``; False if it stalled or
+    was preempted."""
+    pl = sim.pools[pi]
+    h = innermost(s, pi)
+    e = h.entry(pi)
+    need = pl.up(e.alloc + d) - e.alloc
+    if need <= 0:
+        return True
+    while True:
+        if pl.used + need <= pl.cap + _EPS:
+            make_room(sim, pl, need)
+            pl.used += need
+            e.alloc += need
+            return True
+        victim = sim.victim(pl) if pl.lifo else None
+        if victim is None:
+            s.status = GROWING
+            s.grow = (pi, d, job)
+            pl.growers.append(s)
+            return False
+        sim.preempt(victim, pi)
+        if victim is s:
+            return False
 
 
 class PoolOps:
@@ -399,7 +618,7 @@ class PoolOps:
             return True
         return op
 
-    @cython.locals(t=HoldTemplate, u=cython.double)
+    @cython.locals(self=RunState, s=Session, t=HoldTemplate, u=cython.double)
     def make_request(self, s, t):
         a = s.attrs
         self.cur = s
@@ -414,8 +633,8 @@ class PoolOps:
             units.append(u if u > 0 else 0.0)
         return Req(s, t, pools, units, self.now)
 
-    @cython.locals(req=Req, t=HoldTemplate, k=cython.Py_ssize_t, pl=PoolCore,
-                   need=cython.double, r=cython.double)
+    @cython.locals(self=RunState, s=Session, req=Req, t=HoldTemplate, k=cython.Py_ssize_t,
+                   pl=PoolCore, need=cython.double, r=cython.double)
     def enqueue(self, s, req, front):
         t = req.tmpl
         a = s.attrs
@@ -442,8 +661,9 @@ class PoolOps:
         else:
             pl.queue.append(req)
 
-    @cython.locals(req=Req, t=HoldTemplate, k=cython.Py_ssize_t, u=cython.double,
-                   need=cython.double, r=cython.double, pl=PoolCore)
+    @cython.locals(self=RunState, s=Session, req=Req, t=HoldTemplate, k=cython.Py_ssize_t,
+                   u=cython.double, need=cython.double, r=cython.double, pl=PoolCore,
+                   units=list, needs=list, pools=list)
     def req_fits(self, req):
         """Re-evaluate a waiting request's units and needs; does it fit every pool?"""
         s = req.session
@@ -471,81 +691,23 @@ class PoolOps:
                 return False
         return True
 
-    @cython.locals(req=Req, t=HoldTemplate, k=cython.Py_ssize_t, pl=PoolCore, ent=Entry,
-                   alloc=cython.double, own=cython.double, best_own=cython.double,
-                   keep=cython.double, excess=cython.double, h=Hold, now=cython.double)
-    def admit(self, req):
-        """A request leaves its queue and becomes a hold (§9.4)."""
-        s = req.session
-        t = req.tmpl
-        a = s.attrs
-        self.cur = s
-        s.pending = None
-        s.queued_pool = None
-        reuse = None
-        if t.reuse is not None:
-            r = t.reuse(a)
-            reuse = r if r > 0 else 0.0
-        entries = []
-        best_own = 0.0
-        now = self.now
-        for k, pi in enumerate(req.pools):
-            pl = self.pools[pi]
-            alloc = pl.up(req.units[k])
-            own = 0.0
-            if t.cache is not None:
-                ent = pl.entries.pop(s.serial, None)
-                if ent is not None:
-                    pl.cached -= ent.size
-                    own = ent.size
-                    if reuse is not None:
-                        keep = pl.down(reuse)
-                        if own > keep:
-                            excess = own - keep
-                            dk = self.next_dead
-                            self.next_dead += 1
-                            pl.add_entry(Entry(dk, excess, ent.last, ent.seq, list(a)))
-                            pl.cached += excess
-                            own = keep
-            self.make_room(pl, alloc)
-            pl.used += alloc
-            pl.holders.append(s)
-            pl.admissions += 1
-            entries.append(HoldEntry(pi, alloc, own))
-            if own > best_own:
-                best_own = own
-        if self.warm:
-            pl = self.pools[req.pools[0]]
-            pl.wait.add(now - req.queued_at)
-        s.adm_seq = float(self.next_adm)
-        self.next_adm += 1
-        a[self.p.slot_cached] = best_own
-        lease_pool = None
-        if t.lease_ref is not None:
-            r = t.lease_ref
-            lease_pool = (r.base if t.lease_idx is None
-                          else self.ref_index(r.base, r.count, t.lease_idx(a), "pool"))
-            if self.pools_on_demand:
-                self.activate_pool(lease_pool)
-        h = Hold(t, entries, lease_pool)
-        if s.holds:
-            s.holds.append(h)
-        else:
-            s.holds = [h]  # the first: the class's () is shared
-        s.frames.append([t.body, 0, HOLD_FRAME, h])
-        s.status = READY
-        self.ready.append(s)
-        if self.hooks is not None:
-            self.hooks.admit(s, entries)
+    # a request admitted: the module's admit_request (a C call for typed callers)
+    admit = admit_request
 
     # -- releasing (§9.5–§9.7) ------------------------------------------------------------------
-    @cython.locals(pi=cython.Py_ssize_t, alloc=cython.double, computed=cython.double,
-                   pl=PoolCore, c=cython.double, keep=cython.double, old=Entry)
+    @cython.locals(self=RunState, s=Session, pi=cython.Py_ssize_t, alloc=cython.double,
+                   computed=cython.double, pl=PoolCore, c=cython.double, keep=cython.double,
+                   old=Entry, holders=list, kept=list)
     def release_units(self, s, pi, alloc, computed, cache):
         pl = self.pools[pi]
         pl.used -= alloc
-        if s in pl.holders:
-            pl.holders = [x for x in pl.holders if x is not s]
+        # s leaves the holders (every place it has: nested holds of one pool); a new list,
+        # as a victim search may be going over the old one. (Not ``s in holders`` first:
+        # that compares by ==, a call per holder where compiled.)
+        holders = pl.holders
+        kept = [x for x in holders if x is not s]
+        if len(kept) != len(holders):
+            pl.holders = kept
         if cache is not None:
             self.cur = s
             c = cache(s.attrs)
@@ -556,17 +718,18 @@ class PoolOps:
                 if old is not None:
                     pl.cached -= old.size
                 pl.add_entry(Entry(s.serial, keep, self.now, self.next_release,
-                                   list(s.attrs)))
+                                   snapshot(pl, s.attrs)))
                 self.next_release += 1
                 pl.cached += keep
 
-    @cython.locals(h=Hold, e=HoldEntry)
+    @cython.locals(self=RunState, h=Hold, e=HoldEntry)
     def release_hold(self, s, h):
         cache = h.tmpl.cache
         for e in h.entries:
             self.release_units(s, e.pool, e.alloc, e.pos if h.grown else e.alloc, cache)
 
-    @cython.locals(h=Hold, e=HoldEntry, computed=cython.double, t=cython.double, ls=Lease)
+    @cython.locals(self=RunState, s=Session, h=Hold, e=HoldEntry, computed=cython.double,
+                   t=cython.double, ls=Lease)
     def end_hold_scope(self, s):
         h = s.holds.pop()
         cache = h.tmpl.cache
@@ -592,7 +755,7 @@ class PoolOps:
         a[self.p.slot_computed] = 0.0
         self.admit_all()
 
-    @cython.locals(ls=Lease)
+    @cython.locals(self=RunState, s=Session, ls=Lease)
     def end_lease_by_id(self, s, lid):
         for k, ls in enumerate(s.leases):
             if ls.id == lid:
@@ -601,7 +764,7 @@ class PoolOps:
                 return True
         return False
 
-    @cython.locals(ls=Lease)
+    @cython.locals(self=RunState, s=Session, ls=Lease)
     def release_all(self, s):
         while s.holds:
             self.release_hold(s, s.holds.pop())
@@ -609,13 +772,10 @@ class PoolOps:
             ls = s.leases.pop(0)
             self.release_units(s, ls.pool, ls.alloc, ls.computed, ls.cache)
 
-    @cython.locals(pi=cython.Py_ssize_t, h=Hold, e=HoldEntry)
     def innermost(self, s, pi):
-        for h in reversed(s.holds):
-            for e in h.entries:
-                if e.pool == pi:
-                    return h
-        return None
+        """The innermost hold of ``s`` on pool ``pi``, or None (the module's ``innermost``,
+        for the callers that hold the run)."""
+        return innermost(s, pi)
 
     # -- grow, drop, release, load statements ------------------------------------------------------
     def compile_pool_stmt(self, st, stream):
@@ -646,16 +806,16 @@ class PoolOps:
                 pi = pool_of(s)
                 d = amount(s.attrs)
                 d = d if d > 0 else 0.0
-                if S.innermost(s, pi) is None:
+                if innermost(s, pi) is None:
                     S.fail(f"grow outside a hold of pool `{name}`", s, f"grow {name}")
-                if not S.grow(s, pi, d, None):
+                if not grow_hold(S, s, pi, d, None):
                     return True
             return op
         def op(s):
             pi = pool_of(s)
             n = amount(s.attrs)
             n = n if n > 0 else 0.0
-            h = S.innermost(s, pi)
+            h = innermost(s, pi)
             if h is None:
                 S.fail(f"`load {name}` outside a hold of `{name}`", s, f"load {name}")
             e = h.entry(pi)
@@ -668,9 +828,10 @@ class PoolOps:
             h.grown = True
         return op
 
-    @cython.locals(pi=cython.Py_ssize_t, h=Hold, e=HoldEntry, ls=Lease)
+    @cython.locals(self=RunState, s=Session, pi=cython.Py_ssize_t, h=Hold, e=HoldEntry,
+                   ls=Lease)
     def release_stmt(self, s, pi):
-        h = self.innermost(s, pi)
+        h = innermost(s, pi)
         if h is not None:
             e = h.entry(pi)
             h.entries.remove(e)
@@ -686,34 +847,10 @@ class PoolOps:
         self.cur = s
 
     # -- growth and preemption (§9.8–§9.10) ---------------------------------------------------
-    @cython.locals(pi=cython.Py_ssize_t, d=cython.double, pl=PoolCore, h=Hold, e=HoldEntry,
-                   need=cython.double)
-    def grow(self, s, pi, d, job):
-        """Grow the innermost hold of ``s`` on pool ``pi`` by ``d``; False if it stalled or
-        was preempted."""
-        pl = self.pools[pi]
-        h = self.innermost(s, pi)
-        e = h.entry(pi)
-        need = pl.up(e.alloc + d) - e.alloc
-        if need <= 0:
-            return True
-        while True:
-            if pl.used + need <= pl.cap + _EPS:
-                self.make_room(pl, need)
-                pl.used += need
-                e.alloc += need
-                return True
-            victim = self.victim(pl) if pl.lifo else None
-            if victim is None:
-                s.status = GROWING
-                s.grow = (pi, d, job)
-                pl.growers.append(s)
-                return False
-            self.preempt(victim, pi)
-            if victim is s:
-                return False
+    # a hold grown: the module's grow_hold (a C call for typed callers)
+    grow = grow_hold
 
-    @cython.locals(pl=PoolCore, pi=cython.Py_ssize_t)
+    @cython.locals(pl=PoolCore, pi=cython.Py_ssize_t, x=Session, best=Session)
     def victim(self, pl):
         pi = pl.index
         if pl.engine_memory:
@@ -724,14 +861,15 @@ class PoolOps:
                         best = x
             return best
         for x in reversed(pl.holders):
-            if self.innermost(x, pi) is not None:
+            if innermost(x, pi) is not None:
                 return x
         return None
 
-    @cython.locals(pi=cython.Py_ssize_t, pl=PoolCore, hi=Hold, h=Hold, computed=cython.double)
+    @cython.locals(self=RunState, v=Session, pi=cython.Py_ssize_t, pl=PoolCore, hi=Hold,
+                   h=Hold, computed=cython.double)
     def preempt(self, v, pi):
         pl = self.pools[pi]
-        hi = self.innermost(v, pi)
+        hi = innermost(v, pi)
         computed = hi.entry(pi).pos
         prev = v.preempt_pos.get(pi)
         if prev is not None and computed <= prev + _EPS and not v.stuck:
@@ -762,6 +900,7 @@ class PoolOps:
         if self.hooks is not None:
             self.hooks.preempt(v, pi, computed)
 
+    @cython.locals(self=RunState, s=Session, st=cython.int)
     def detach(self, s):
         st = s.status
         if st == QUEUED:
@@ -780,23 +919,27 @@ class PoolOps:
         s.status = READY
 
     # -- the prefix cache (§10) --------------------------------------------------------------------
-    @cython.locals(pl=PoolCore)
+    @cython.locals(self=RunState, pl=PoolCore)
     def fn_used(self, i):
         pl = self.pools[i]
         return pl.used
 
-    @cython.locals(pl=PoolCore)
+    @cython.locals(self=RunState, pl=PoolCore)
     def fn_free(self, i):
         pl = self.pools[i]
         return pl.cap - pl.used
 
+    @cython.locals(self=RunState, pl=PoolCore)
     def fn_holders(self, i):
-        return float(len(self.pools[i].holders))
+        pl = self.pools[i]
+        return float(len(pl.holders))
 
+    @cython.locals(self=RunState, pl=PoolCore)
     def fn_queued(self, i):
-        return float(len(self.pools[i].queue))
+        pl = self.pools[i]
+        return float(len(pl.queue))
 
-    @cython.locals(pl=PoolCore, ent=Entry)
+    @cython.locals(self=RunState, s=Session, pl=PoolCore, ent=Entry)
     def fn_cachedin(self, i):
         s = self.cur
         if s is None:
@@ -804,7 +947,7 @@ class PoolOps:
         ent = self.pools[i].entries.get(s.serial)
         return ent.size if ent is not None else 0.0
 
-    @cython.locals(ent=Entry)
+    @cython.locals(self=RunState, ent=Entry, owner=Session)
     def entry_context(self, pl, ent, size):
         """Set the Evict moment's context for an entry; the attributes it reads."""
         owner = self.alive.get(ent.key)
@@ -815,89 +958,7 @@ class PoolOps:
         self.cur = owner
         return owner.attrs if owner is not None else ent.snap
 
-    @cython.locals(pl=PoolCore, need=cython.double, cap=cython.double)
-    def make_room(self, pl, need):
-        cap = pl.cap + _EPS
-        if pl.used + pl.cached + need <= cap or not pl.entries:
-            return
-        hooks = self.hooks
-        if hooks is not None:
-            before = hooks.evict_begin(pl)
-        try:
-            self.evict(pl, need, cap)
-        except evict.NoProgress as e:
-            self.eviction_fail(pl, str(e))
-        if hooks is not None:
-            hooks.evict_end(pl, need, before)
-
-    @cython.locals(pl=PoolCore, need=cython.double, cap=cython.double, ent=Entry,
-                   bsize=cython.double, size=cython.double, cached=cython.double,
-                   units=cython.double, used=cython.double, piece=cython.double,
-                   same=cython.bint, first=cython.bint, count=cython.Py_ssize_t,
-                   n=cython.Py_ssize_t)
-    def evict(self, pl, need, cap):
-        """``make_room``'s loop (§10): the least entry by the pool's eviction key (``evict by``
-        keys, else LRU), one piece at a time, each piece spilled where the pool spills.
-
-        Without keys or spill, the least entry stays the least until it is gone (nothing
-        else changes the entries meanwhile), so its pieces are taken in a row, and past
-        ``BULK_PIECES`` of them, the rest at once (serq.sim.evict: the loop's state is its
-        entry's size, the cached total and the evicted units, so it goes on from there
-        exactly). Most evictions take a few pieces, which the loop takes faster."""
-        prev = self.cur
-        entries = pl.entries
-        block = pl.block
-        bsize = block if block is not None else 0.0  # (a C double where compiled)
-        keys = pl.evict_keys
-        spill = pl.spill
-        same = keys is None and spill is None  # the least entry stays the least while it lasts
-        first = same and pl.lru_sorted  # ... and it is the first in ``entries``
-        # Only the entries present now are candidates: with spill tiers that spill back into
-        # this pool, pieces evicted from here could otherwise come back for ever (the reference
-        # stops when the entries it started with are gone, even over its cap).
-        cands = set(entries.values()) if spill is not None else None
-        count = 0  # pieces so far (see evict.PIECES_LIMIT; below)
-        while pl.used + pl.cached + need > cap and entries:
-            ent = next(iter(entries.values())) if first else self.least_entry(pl, cands)
-            if ent is None:
-                break
-            size = ent.size
-            cached = pl.cached
-            units = pl.evicted_units
-            used = pl.used
-            n = 0
-            while True:  # its pieces, while it is the least, it lasts and room is short
-                piece = bsize if block is not None else size
-                if piece > size:
-                    piece = size
-                size -= piece
-                cached -= piece
-                units += piece
-                if size <= _EPS or not same or not used + cached + need > cap:
-                    break
-                n += 1
-                if n == BULK_PIECES:  # many: the rest at once, where it can (serq.sim.evict)
-                    size, cached, units, gone = evict.entry(size, block, cached, units, used,
-                                                            need, cap, EPS)
-                    break
-            if size == ent.size and cached == pl.cached:  # (one piece: the others can't)
-                raise evict.NoProgress(evict.no_progress(piece, size, cached))
-            ent.size = size
-            pl.cached = cached
-            pl.evicted_units = units
-            if size <= _EPS:
-                del entries[ent.key]
-                pl.evicted_entries += 1
-            if spill is not None:
-                self.spill(pl, ent, piece)
-            # (a count of entries taken where they are taken in a row, each in at most
-            # BULK_PIECES passes: the loop ends with them)
-            count += 1
-            if count >= evict.PIECES_LIMIT:
-                raise evict.NoProgress(evict.too_many(piece))
-        self.cur = prev
-
-    @cython.locals(pl=PoolCore, e=Entry)
+    @cython.locals(self=RunState, pl=PoolCore, e=Entry)
     def least_entry(self, pl, cands):
         """The entry ``evict`` takes from next: the least by the ``evict by`` keys, then the
         release number; else by (release time, release number). Only the entries in
@@ -929,8 +990,8 @@ class PoolOps:
         self.fail(f"run: cannot make room in pool `{name}` (block {block}) at time "
                   f"{display(self.now)}: {why}; give the pool a larger block", self.cur)
 
-    @cython.locals(pl=PoolCore, ent=Entry, piece=cython.double, tier=PoolCore, te=Entry,
-                   w=cython.double)
+    @cython.locals(self=RunState, pl=PoolCore, ent=Entry, piece=cython.double, tier=PoolCore,
+                   te=Entry, w=cython.double)
     def spill(self, pl, ent, piece):
         to, via, work_fn, when_fn = pl.spill
         a = self.entry_context(pl, ent, piece)
@@ -939,9 +1000,9 @@ class PoolOps:
         w = work_fn(a)
         w = w if w > 0 else 0.0
         tier = self.pools[to]
-        self.make_room(tier, 0.0)
+        make_room(self, tier, 0.0)
         te = tier.entries.get(ent.key)
-        snap = list(a) if a is not None else None
+        snap = snapshot(tier, a) if a is not None else None
         if te is None:
             tier.add_entry(Entry(ent.key, piece, self.now, self.next_release, snap))
         else:

@@ -116,10 +116,21 @@ def _evict_one_by_one(pl, need, cap):
         pl.evicted_units += piece
 
 
+# a run with one LRU pool: the pools of the test below are made for its Sim (compiled, a
+# pool's run is the engine's typed state, which no stand-in can be)
+EVICT_PROGRAM = """
+pool p { cap 100; block 16; evict lru; }
+workload { arrive poisson(1); }
+session { hold p (1) { } end; }
+run { horizon 10; seed 1; }
+"""
+
+
 def test_evict_lru_equals_piece_by_piece():
-    import types
     from serq.ir import types as T
-    from serq.sim.pools import EPS, Entry, PoolOps, PoolState
+    from serq.sim.engine import Sim
+    from serq.sim.pools import EPS, Entry, PoolState
+    sim = Sim(serq.compile(source=EVICT_PROGRAM))
     rng = random.Random(1)
     for _ in range(3000):
         block = rng.choice([None, 16, 16.0, 1, 4.0, 7])
@@ -138,7 +149,7 @@ def test_evict_lru_equals_piece_by_piece():
         pools = []
         for _ in range(2):  # a pool of the engine's own type (compiled, a C struct)
             decl = T.Pool("p", None, cap, block, T.EvictLru(), "None", None, None, None)
-            pl = PoolState(types.SimpleNamespace(ex=None), 0, decl)
+            pl = PoolState(sim, 0, decl)
             pl.evicted_units = units
             pl.used = used
             for i, s in enumerate(sizes):
@@ -146,7 +157,7 @@ def test_evict_lru_equals_piece_by_piece():
                 pl.cached += s
             pools.append(pl)
         _evict_one_by_one(pools[0], need, cap)
-        PoolOps.evict(types.SimpleNamespace(cur=None), pools[1], need, cap)
+        pools[1].evict(need, cap)
         a, b = ([(p.cached, p.evicted_units, p.evicted_entries,
                   [(k, e.size) for k, e in p.entries.items()])] for p in pools)
         assert repr(a) == repr(b)
