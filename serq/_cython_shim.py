@@ -53,7 +53,7 @@ class _CType:
         return self
 
 
-bint = uint = ulonglong = longlong = double = Py_ssize_t = _CType()
+bint = int = long = uint = ulonglong = longlong = double = Py_ssize_t = void = _CType()  # noqa: A001
 
 
 def freelist(n):

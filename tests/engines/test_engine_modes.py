@@ -233,3 +233,24 @@ def test_a_change_reached_through_a_pxd_cimport_makes_the_module_stale(tmp_path)
     p = run_in_a_copy_changed_after_the_build(tmp_path, "scheduler.py", code)
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines() == ["True True compiled", "True"]
+
+
+def test_without_cython_the_engine_runs_on_the_shim_with_the_same_reports():
+    """Where Cython is not installed at all (a wheel-less install on a machine without it),
+    the typed modules import serq's no-op stand-in (``serq/_cython_shim.py``) for the
+    ``cython`` module: every name they use at import time must be there (``cython.int`` in
+    a ``@cython.locals`` once was not), and the reports are the same."""
+    block = "import sys; sys.modules['cython'] = None\n"  # makes `import cython` fail
+    env = dict(os.environ, SERQ_PURE="1")
+    p = subprocess.run([sys.executable, "-c", block + REPORTS, *map(str, EXAMPLES)], cwd=ROOT,
+                       env=env, text=True, capture_output=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    there = json.loads(p.stdout)
+    shimmed = subprocess.run(
+        [sys.executable, "-c", block + "import serq.sim.engine, serq.sim.sessions as m; "
+         "from serq import _cython_shim; print(m.cython is _cython_shim)"],
+        cwd=ROOT, env=env, text=True, capture_output=True, timeout=120)
+    assert shimmed.stdout.strip() == "True", shimmed.stderr
+    here = _reports()
+    for path in map(str, EXAMPLES):
+        assert there[path][0] == here[path][0], path
