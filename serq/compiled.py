@@ -21,7 +21,8 @@ import os
 import sys
 
 # The modules that setup.py compiles: every module of these packages but the ones named in
-# EXCLUDED. The monitors and hooks run only when asked for, beside the run. interrupts.py
+# EXCLUDED. The monitors and hooks run only when asked for, beside the run. states.py holds
+# the Python names of constants that states.pxd gives the compiled modules. interrupts.py
 # must stay interpreted: compiled code never runs CPython's evaluation loop, the only place
 # where a pending signal (Ctrl-C) or serq.deep's interrupt of its worker thread is acted on,
 # and a run compiled from end to end reaches it only by calling interrupts.poll(), which the
@@ -31,7 +32,7 @@ import sys
 # program nests (tests/sim/test_deep_nesting.py runs in both modes).
 PACKAGES = {"serq.sim": None, "serq.ir": ("arith",)}
 EXCLUDED = ("serq.sim.__init__", "serq.sim.monitors", "serq.sim.hooks",
-            "serq.sim.interrupts")
+            "serq.sim.interrupts", "serq.sim.states")
 # Cython's directives for them (pure-Python mode; the exactness tests hold both modes equal)
 DIRECTIVES = {"language_level": 3, "binding": True}
 MANIFEST = "compiled.txt"

@@ -44,6 +44,7 @@ from serq.errors import SimulationError
 from serq.ir import types as T
 from serq.sim.fmt import display
 from serq.sim.hooks import Hooks
+from serq.sim.states import GROWING, IN_STAGE
 
 INVARIANTS = ("pool accounting", "eviction keeps used", "eviction makes room",
               "fast eviction", "greedy fill", "decode-first shape", "rate bound",
@@ -52,7 +53,6 @@ EPS = 1e-9
 # the one-block-at-a-time eviction is recomputed up to this many blocks per room request;
 # past it (holds of millions of blocks) the comparison is skipped and counted as such
 PIECES_CHECKED = 1_000_000
-IN_STAGE, GROWING = 2, 3
 # cost variables, all >= 0 whatever the batch (interpreter.md §8.5)
 NONNEG_CTX = {"Ntok", "Ndec", "Npre", "Nres", "Kvb", "Kvp", "Attn"}
 

@@ -10,9 +10,6 @@ from serq.sim.stats cimport TimeAvg, Welford
 from serq.sim.state cimport RunState
 from serq.sim.sessions cimport Session
 
-# a session's states (as sessions.pxd's) and the hold frame's kind, as C constants
-cdef int READY, QUEUED, IN_STAGE, GROWING, ENDED, HOLD_FRAME
-
 
 @cython.final
 cdef class Entry:

@@ -31,14 +31,14 @@ if cython.compiled:
     from cython.cimports.serq.sim.state import RunState
     from cython.cimports.serq.sim.sessions import Session
     from cython.cimports.libc.math import ceil, floor
+    from cython.cimports.serq.sim.states import ENDED, GROWING, HOLD, IN_STAGE, QUEUED, READY
 else:
     from serq.sim.stats import TimeAvg, Welford
     from serq.sim.state import RunState
     from serq.sim.sessions import Session
     from math import ceil, floor
+    from serq.sim.states import ENDED, GROWING, HOLD, IN_STAGE, QUEUED, READY
 
-READY, QUEUED, IN_STAGE, GROWING, ENDED = range(5)
-HOLD_FRAME = 2
 EPS = 1e-9
 # past this many pieces of one entry, the rest of it is evicted in one step (serq.sim.evict).
 # The one step (``evict.pieces``, exact Python ints) costs as much as about a thousand pieces
@@ -522,7 +522,7 @@ def admit_request(sim, req):
         s.holds.append(h)
     else:
         s.holds = [h]  # the first: the class's () is shared
-    s.frames.append([t.body, 0, HOLD_FRAME, h])
+    s.frames.append([t.body, 0, HOLD, h])
     s.status = READY
     sim.ready.append(s)
     if sim.hooks is not None:

@@ -1,6 +1,6 @@
 # C declarations of serq/sim/sessions.py (issue 10): a session's fields as C fields, read and
-# written by compiled callers without an attribute look-up, and the session's states and frame
-# kinds as C constants. Cython checks them against sessions.py, which stays the definition.
+# written by compiled callers without an attribute look-up (its states and frame kinds:
+# states.pxd). Cython checks them against sessions.py, which stays the definition.
 # Every field is `public`: the pools, stages and step engine write them, and the interpreted
 # observers (monitors.py, hooks.py, serq/claims, tests) read them.
 
@@ -31,8 +31,6 @@ cdef class Session:
     cdef public object grow
 
 
-cdef int READY, QUEUED, IN_STAGE, GROWING, ENDED
-cdef int PLAIN, LOOP, HOLD
 cdef Py_ssize_t LOOP_SPIN_LIMIT
 
 cdef unsigned int u32(double x) noexcept

@@ -27,12 +27,12 @@ from serq.sim.fmt import display as show_num
 if cython.compiled:
     from cython.cimports.serq.sim.stages import Stage
     from cython.cimports.serq.sim.state import RunState
+    from cython.cimports.serq.sim.states import ENDED, LOOP, PLAIN, READY
 else:
     from serq.sim.stages import Stage
     from serq.sim.state import RunState
+    from serq.sim.states import ENDED, LOOP, PLAIN, READY
 
-READY, QUEUED, IN_STAGE, GROWING, ENDED = range(5)
-PLAIN, LOOP, HOLD = range(3)
 U64_MAX = float(1 << 64)
 
 LOOP_SPIN_LIMIT = 1_000_000

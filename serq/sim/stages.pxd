@@ -10,8 +10,7 @@ cimport cython
 from serq.sim.state cimport RunState
 from serq.sim.stats cimport TimeAvg, Welford
 
-# a session's status (sessions.py) and the estimator's weights, as C constants
-cdef Py_ssize_t READY, QUEUED, IN_STAGE
+# the estimator's weights, as C constants (a session's states: states.pxd)
 cdef double ALPHA, BETA
 
 

@@ -22,14 +22,15 @@ if cython.compiled:  # C types: the accumulators' updates, a job's owner and the
     from cython.cimports.serq.sim.sessions import Session
     from cython.cimports.serq.sim.state import RunState
     from cython.cimports.serq.sim.stats import TimeAvg, Welford
+    from cython.cimports.serq.sim.states import IN_STAGE, QUEUED, READY
 else:
     from serq.sim.state import RunState
     from serq.sim.stats import TimeAvg, Welford
     # sessions.py imports this module; interpreted, a type in @cython.locals is not used
     # (_cython_shim), so the name stands in without importing it
     Session = object
+    from serq.sim.states import IN_STAGE, QUEUED, READY
 
-READY, QUEUED, IN_STAGE = 0, 1, 2
 ALPHA = 0.01
 BETA = 1.0 - ALPHA  # the EWMA weight of the past, computed once (the same value)
 NAN = float("nan")

@@ -9,9 +9,6 @@ from serq.sim.stages cimport Job, Stage
 from serq.sim.stats cimport LogHist, TimeAvg, Welford
 
 
-cdef int READY, QUEUED, IN_STAGE, GROWING
-
-
 cdef class StepStage(Stage):
     cdef public list na
     cdef public object budget_fn    # None: a constant, budget_k

@@ -26,6 +26,7 @@ if cython.compiled:  # C types: job, hold and session fields, the run's fields a
     from cython.cimports.serq.sim.stages import Job
     from cython.cimports.serq.sim.state import RunState
     from cython.cimports.serq.sim.stats import LogHist, TimeAvg, Welford
+    from cython.cimports.serq.sim.states import GROWING, IN_STAGE, QUEUED, READY
 else:
     from serq.sim.context import Context
     from serq.sim.pools import Hold, HoldEntry, PoolCore
@@ -33,10 +34,8 @@ else:
     from serq.sim.sessions import Session
     from serq.sim.stages import Job
     from serq.sim.stats import LogHist, TimeAvg, Welford
+    from serq.sim.states import GROWING, IN_STAGE, QUEUED, READY
 
-# a session's states (sessions.py; here too, as C constants compiled: this module may run
-# interpreted beside a compiled sessions, whose constants are not Python names)
-READY, QUEUED, IN_STAGE, GROWING = 0, 1, 2, 3
 NAN = math.nan
 U64_MAX = float(1 << 64)
 ZERO_COST_LIMIT = 100_000
