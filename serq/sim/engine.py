@@ -413,7 +413,7 @@ def next_arrival(sim):
 
 
 @cython.cfunc
-@cython.locals(sim=RunState, heap=list, pending_now=cython.bint)
+@cython.locals(sim=RunState, heap=list, pending_now=cython.bint, st=Stage)
 def settle_state(sim):
     """The state's part of the settle (§4): run the ready sessions and admit on the pools
     until neither has anything left to do; then start the step iterations and reschedule the

@@ -58,6 +58,7 @@ cdef class Stage:
     cpdef void job_done(self, Job j)
     cpdef double est_lambda(self)
     cpdef double est_rho(self)
+    cpdef void settle(self, bint pending_now)
     cpdef present(self)
     cpdef busy(self)
     cpdef work_left(self)
@@ -82,6 +83,7 @@ cdef class PsStage(Stage):
     cdef public double v_last
     cdef public double rate
     cdef public list tags
+    cdef public Py_ssize_t held       # compiled: the jobs on the heap, tags[:held]
     cdef public Py_ssize_t epoch
     cdef public bint dirty
 

@@ -187,6 +187,11 @@ class Stage:
         """A ``Finish`` event of this stage (§7): job ``jid`` may be done."""
         raise NotImplementedError
 
+    def settle(self, pending_now):
+        """The stage's part of the settle (§4), for a stage whose kind ``settles``; the
+        others have none. Compiled, a C method of every stage (``stages.pxd``), so that
+        ``engine.settle_state`` calls a ps or step stage's own in C."""
+
     def present(self):
         return len(self.jobs)
 
@@ -293,7 +298,11 @@ class PsStage(Stage):
         self.v = 0.0
         self.v_last = 0.0
         self.rate = 0.0
-        self.tags = []  # heap of (tag, id); removed jobs are skipped lazily
+        # the jobs by (tag, id), a heap: interpreted heapq's tuples (tag, id), compiled the
+        # Jobs themselves, the first ``held`` slots (push_tag, pop_tag); removed jobs are
+        # skipped lazily
+        self.tags = []
+        self.held = 0
         self.epoch = 0
         self.dirty = False
 
@@ -303,7 +312,10 @@ class PsStage(Stage):
         now = self.sim.now
         self.advance(now)
         j.tag = self.v + work
-        heappush(self.tags, (j.tag, j.id))
+        if cython.compiled:
+            push_tag(self, j)
+        else:
+            heappush(self.tags, (j.tag, j.id))
         self.dirty = True
 
     def settle(self, pending_now):
@@ -311,7 +323,8 @@ class PsStage(Stage):
             self.reschedule()
 
     @cython.locals(now=cython.double, n=cython.Py_ssize_t, phi=cython.double,
-                   tags=list, jobs=dict, tag=cython.double, delay=cython.double)
+                   tags=list, jobs=dict, tag=cython.double, delay=cython.double, j=Job,
+                   held=cython.Py_ssize_t)
     def reschedule(self):
         sim = self.sim
         now = sim.now
@@ -331,10 +344,20 @@ class PsStage(Stage):
         self.dirty = False
         tags = self.tags
         jobs = self.jobs
-        while tags and tags[0][1] not in jobs:
-            heappop(tags)
-        if tags and self.rate > 0:
-            tag, jid = tags[0]
+        if cython.compiled:
+            while self.held and cython.cast(Job, tags[0]).id not in jobs:
+                pop_tag(self)
+            held = self.held
+        else:
+            while tags and tags[0][1] not in jobs:
+                heappop(tags)
+            held = len(tags)
+        if held and self.rate > 0:
+            if cython.compiled:
+                j = tags[0]
+                tag, jid = j.tag, j.id
+            else:
+                tag, jid = tags[0]
             delay = (tag - self.v) / self.rate
             sim.schedule(now + (delay if delay > 0 else 0.0), EV_FINISH, self.index, jid,
                          self.epoch)
@@ -371,6 +394,82 @@ class PsStage(Stage):
         for j in self.jobs.values():
             total += max(j.tag - v, 0.0)
         return total
+
+
+@cython.cfunc
+@cython.inline
+@cython.locals(x=Job, y=Job)
+def before(a, b) -> cython.bint:
+    """Job ``a`` comes before ``b`` on a ps stage's heap: ``(a.tag, a.id) < (b.tag, b.id)``
+    as the interpreted engine's tuples compare (the tag decides when the tags differ, a NaN
+    differing from every tag, else the id). The heap holds only Jobs: cast, not tested."""
+    x = cython.cast(Job, a)
+    y = cython.cast(Job, b)
+    if x.tag != y.tag:
+        return x.tag < y.tag
+    return x.id < y.id
+
+
+@cython.cfunc
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(tags=list, j=Job, pos=cython.Py_ssize_t, parent=cython.Py_ssize_t)
+def sift_tag(tags, j, pos):
+    """heapq's ``_siftdown`` from the root: job ``j``, whose place is ``pos``, moves up
+    past every parent it comes before."""
+    while pos > 0:
+        parent = (pos - 1) >> 1
+        if not before(j, tags[parent]):
+            break
+        tags[pos] = tags[parent]
+        pos = parent
+    tags[pos] = j
+
+
+@cython.cfunc
+@cython.locals(st=PsStage, tags=list, j=Job, n=cython.Py_ssize_t)
+def push_tag(st, j):
+    """heapq's ``heappush`` on a ps stage's compiled heap: the first ``st.held`` slots of
+    ``st.tags`` (the slots after hold None: a list that shrinks and grows again by one
+    reallocates its array every few jobs)."""
+    tags = st.tags
+    n = st.held
+    if n < len(tags):
+        tags[n] = j
+    else:
+        tags.append(j)
+    st.held = n + 1
+    sift_tag(tags, j, n)
+
+
+@cython.cfunc
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(st=PsStage, tags=list, last=Job, end=cython.Py_ssize_t, pos=cython.Py_ssize_t,
+               child=cython.Py_ssize_t)
+def pop_tag(st):
+    """heapq's ``heappop`` on a ps stage's compiled heap, the first job dropped: the last
+    job takes the root, the smaller child moves up until a leaf is reached (``_siftup``),
+    and the last job is sifted from there (``_siftdown``). Step for step heapq's, as
+    ``scheduler.pop`` is, so both engines see the same first job after every change, ties
+    and NaN tags included (the order is then not a total one, and the heap's shape
+    decides)."""
+    tags = st.tags
+    end = st.held - 1
+    st.held = end
+    last = tags[end]
+    tags[end] = None
+    if end == 0:
+        return
+    pos = 0
+    child = 1
+    while child < end:
+        if child + 1 < end and not before(tags[child], tags[child + 1]):
+            child += 1
+        tags[pos] = tags[child]
+        pos = child
+        child = 2 * pos + 1
+    sift_tag(tags, last, pos)
 
 
 @cython.cclass
