@@ -354,7 +354,7 @@ class PsStage(Stage):
             held = len(tags)
         if held and self.rate > 0:
             if cython.compiled:
-                j = tags[0]
+                j = cython.cast(Job, tags[0])
                 tag, jid = j.tag, j.id
             else:
                 tag, jid = tags[0]
