@@ -397,7 +397,6 @@ class PsStage(Stage):
 
 
 @cython.cfunc
-@cython.inline
 @cython.locals(x=Job, y=Job)
 def before(a, b) -> cython.bint:
     """Job ``a`` comes before ``b`` on a ps stage's heap: ``(a.tag, a.id) < (b.tag, b.id)``
@@ -411,8 +410,6 @@ def before(a, b) -> cython.bint:
 
 
 @cython.cfunc
-@cython.boundscheck(False)
-@cython.wraparound(False)
 @cython.locals(tags=list, j=Job, pos=cython.Py_ssize_t, parent=cython.Py_ssize_t)
 def sift_tag(tags, j, pos):
     """heapq's ``_siftdown`` from the root: job ``j``, whose place is ``pos``, moves up
@@ -443,8 +440,6 @@ def push_tag(st, j):
 
 
 @cython.cfunc
-@cython.boundscheck(False)
-@cython.wraparound(False)
 @cython.locals(st=PsStage, tags=list, last=Job, end=cython.Py_ssize_t, pos=cython.Py_ssize_t,
                child=cython.Py_ssize_t)
 def pop_tag(st):
