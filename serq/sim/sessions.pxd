@@ -11,7 +11,9 @@ cimport cython
 cdef class Session:
     cdef public Py_ssize_t serial
     cdef public list attrs
-    cdef public list frames       # [ops, pc, kind, hold] lists, innermost last
+    cdef public list ops          # the session block's ops (compiled statements)
+    cdef public Py_ssize_t pc     # its next one
+    cdef public list frames       # [ops, pc, kind, hold] lists of the blocks entered, innermost last
     cdef public int status        # READY, QUEUED, IN_STAGE, GROWING or ENDED
     cdef public object job
     cdef public object stage
@@ -34,7 +36,7 @@ cdef class Session:
 cdef Py_ssize_t LOOP_SPIN_LIMIT
 
 cdef unsigned int u32(double x) noexcept
-cdef Session new_session(Py_ssize_t serial, Py_ssize_t nattrs, list frame)
+cdef Session new_session(Py_ssize_t serial, Py_ssize_t nattrs, list ops)
 
 
 # SessionOps' spawning, executing and ending, as C calls for a caller holding the run typed
@@ -134,6 +136,10 @@ cdef class RunGeneral(Op):
 cdef class Fused(Op):
     cdef tuple ops
     cdef Op last
+    cpdef bint run(self, Session s) except -1
+
+cdef class Pair(Op):
+    cdef Op first, last
     cpdef bint run(self, Session s) except -1
 
 cdef class Deferring(Op):

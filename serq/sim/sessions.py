@@ -1,8 +1,8 @@
 """Sessions: spawning, turns, executing statements, ending (interpreter.md §5–§6).
 
 Every IR block is compiled once into a list of ops, one per statement (``Op``, one class per
-statement shape); a session runs by stepping a frame stack of ``[ops, pc, kind, hold]``
-lists. An op's ``run(s)`` returns True when the session must stop executing (it blocked,
+statement shape); a session runs by stepping its session block (``ops`` and ``pc``, fields of
+the session) under a stack of ``[ops, pc, kind, hold]`` frames for the blocks it entered. An op's ``run(s)`` returns True when the session must stop executing (it blocked,
 ended, or yielded its turn in the ready queue). Compiled, an op is a C struct and ``run`` a
 C call through its vtable (a closure called through Python's call protocol cost about a
 third of a run's instructions, issue 10).
@@ -62,20 +62,24 @@ class Session:
         script = False
         stuck = False
         last_token = None
+        pc = 0              # the next statement of the session block (ops)
         spins = 0           # passes of a loop body at time spin_time (see execute)
         spin_time = 0.0
         grow = None
 
 
 @cython.locals(s=Session)
-def new_session(serial, nattrs, frame):
-    """A session with its first frame. ``__new__`` and the stores here, not ``__init__``:
-    compiled, a C allocation and C stores (a call of the class goes through Python's call
-    protocol); interpreted, a plain function call is cheaper than a class's ``__init__``."""
+def new_session(serial, nattrs, ops):
+    """A session at the start of the session block ``ops``. ``__new__`` and the stores here,
+    not ``__init__``: compiled, a C allocation and C stores (a call of the class goes through
+    Python's call protocol); interpreted, a plain function call is cheaper than a class's
+    ``__init__``. The session block is not a frame: a session makes no frame (a list) until
+    it enters a block (a loop, a branch, a hold), and most never do."""
     s = Session.__new__(Session)
     s.serial = serial
     s.attrs = [0.0] * nattrs
-    s.frames = [frame]
+    s.ops = ops
+    s.frames = []
     s.status = READY
     s.holds = ()     # admitted holds, innermost last
     s.leases = ()
@@ -116,7 +120,7 @@ def u32(x):
 @cython.locals(s=Session)
 def spawn(self: RunState, init=None) -> Session:
     p = self.p
-    s = new_session(self.next_serial, self.nattrs, [self.session_ops, 0, PLAIN, None])
+    s = new_session(self.next_serial, self.nattrs, self.session_ops)
     self.next_serial += 1
     s.attrs[p.slot_serial] = float(s.serial)
     if init is not None and init.turns:
@@ -161,42 +165,51 @@ def run_workload_block(self: RunState, s: Session, ops: list):
 @cython.ccall
 @cython.locals(frames=list, fr=list, ops=list, pc=cython.Py_ssize_t, kind=cython.int, op=Op)
 def execute(self: RunState, s: Session):
-    """Step ``s`` until it stops. A loop frame counts the passes of its body at one
-    instant (``spins``, reset when the time differs from ``spin_time``; as ``spins``
-    starts at 0, ``spin_time``'s start value does not matter)."""
+    """Step ``s`` until it stops: the innermost frame's next statement, or the session
+    block's when no frame is left; the session ends after its block's last. A loop frame
+    counts the passes of its body at one instant (``spins``, reset when the time differs
+    from ``spin_time``; as ``spins`` starts at 0, ``spin_time``'s start value does not
+    matter)."""
     self.cur = s
     frames = s.frames
     while s.status == READY:
-        if not frames:
-            end_session(self, s)
-            return
-        fr = frames[-1]
-        ops = fr[0]
-        pc = fr[1]
-        if pc < len(ops):
-            fr[1] = pc + 1
-            op = ops[pc]
-            if op.run(s):
-                return
-            continue
-        kind = fr[2]
-        if kind == LOOP:
-            fr[1] = 0
-            if s.spin_time != self.now:
-                s.spin_time = self.now
-                s.spins = 0
-            s.spins += 1
-            if s.spins > LOOP_SPIN_LIMIT:
-                self.fail(f"run: session {s.serial} loops without letting time pass: "
-                          f"its `loop` body ran {LOOP_SPIN_LIMIT} times at time "
-                          f"{show_num(self.now)} without a statement that waits "
-                          f"(a run, a hold or a grow)", s, "loop")
-        elif kind == PLAIN:
-            frames.pop()
+        if frames:
+            fr = frames[-1]
+            ops = fr[0]
+            pc = fr[1]
+            if pc < len(ops):
+                fr[1] = pc + 1
+            else:
+                kind = fr[2]
+                if kind == LOOP:
+                    fr[1] = 0
+                    if s.spin_time != self.now:
+                        s.spin_time = self.now
+                        s.spins = 0
+                    s.spins += 1
+                    if s.spins > LOOP_SPIN_LIMIT:
+                        self.fail(f"run: session {s.serial} loops without letting time pass: "
+                                  f"its `loop` body ran {LOOP_SPIN_LIMIT} times at time "
+                                  f"{show_num(self.now)} without a statement that waits "
+                                  f"(a run, a hold or a grow)", s, "loop")
+                elif kind == PLAIN:
+                    frames.pop()
+                else:
+                    frames.pop()
+                    self.end_hold_scope(s)
+                    self.cur = s
+                continue
         else:
-            frames.pop()
-            self.end_hold_scope(s)
-            self.cur = s
+            ops = s.ops
+            pc = s.pc
+            if pc < len(ops):
+                s.pc = pc + 1
+            else:
+                end_session(self, s)
+                return
+        op = ops[pc]
+        if op.run(s):
+            return
 
 
 @cython.ccall
@@ -620,10 +633,23 @@ class Fused(Op):
         return False
 
 
+@cython.cclass
+class Pair(Op):
+    """``first`` (a set or an observe) and then ``last``: the most common ``Fused``."""
+
+    def __init__(self, first, last):
+        self.first = first
+        self.last = last
+
+    def run(self, s):
+        self.first.run(s)
+        return self.last.run(s)
+
+
 def fused_op(ops, last):
     """One op doing ``ops`` and then ``last``."""
-    if last is None and len(ops) == 1:
-        return ops[0]
+    if len(ops) == 1:
+        return ops[0] if last is None else Pair(ops[0], last)
     return Fused(ops, last)
 
 
