@@ -10,6 +10,7 @@ cimport cython
 @cython.final
 cdef class Session:
     cdef public Py_ssize_t serial
+    cdef public object key        # serial as a Python int, made once: alive's key, observe's column
     cdef public list attrs
     cdef public list ops          # the session block's ops (compiled statements)
     cdef public Py_ssize_t pc     # its next one

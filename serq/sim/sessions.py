@@ -13,6 +13,7 @@ compiled modules read and write its fields without an attribute look-up (issue 1
 from __future__ import annotations
 
 import math
+from collections import deque
 
 try:
     import cython
@@ -42,8 +43,13 @@ LOOP_SPIN_LIMIT = 1_000_000
 
 NO_POS = {}  # never written: see Session
 
+# the ready queue's append, called as a function (compiled: a C call of the builtin, without
+# the method look-up of ``ready.append``)
+_append = deque.append
+
 
 @cython.final
+@cython.freelist(64)
 @cython.cclass
 class Session:
     """A session (§5), made by :func:`new_session`. Only what every session needs is set per
@@ -77,6 +83,7 @@ def new_session(serial, nattrs, ops):
     it enters a block (a loop, a branch, a hold), and most never do."""
     s = Session.__new__(Session)
     s.serial = serial
+    s.key = serial
     s.attrs = [0.0] * nattrs
     s.ops = ops
     s.frames = []
@@ -130,7 +137,7 @@ def spawn(self: RunState, init=None) -> Session:
         n = len(self.trace)
         k = s.serial % n if self.trace_ordered else self.rngs["trace"].range_u32(0, n - 1)
         s.trace_turns = self.trace[k]
-    self.alive[s.serial] = s
+    self.alive[s.key] = s
     self.live += 1
     self.arrivals += 1
     if self.init_ops:
@@ -141,7 +148,7 @@ def spawn(self: RunState, init=None) -> Session:
             a[slot] = v
     if self.hooks is not None:
         self.hooks.session(s)
-    self.ready.append(s)
+    _append(self.ready, s)
     return s
 
 
@@ -221,8 +228,9 @@ def end_session(self: RunState, s: Session):
     if s.holds or s.leases:
         self.release_all(s)
     s.status = ENDED
-    s.frames.clear()
-    del self.alive[s.serial]
+    if s.frames:
+        s.frames.clear()
+    del self.alive[s.key]
     self.live -= 1
     if self.warm:
         self.ended += 1
@@ -460,7 +468,7 @@ class Observe(Op):
         if S.warm:
             self.samples.append(v)
             self.times.append(S.now)
-            self.sessions.append(s.serial)
+            self.sessions.append(s.key)
             self.turns.append(u32(a[self.slot_turn]))
         elif S.pre_obs is not None:
             S.pre_obs[self.k].append(v)
@@ -561,7 +569,7 @@ class RunSimple(Op):
     def run(self, s):
         w = self.work(s.attrs)
         if not w > 0:
-            self.ready.append(s)
+            _append(self.ready, s)
             return True
         self.stage.add_job(s, w, self.mode, None)
         return True
@@ -598,7 +606,7 @@ class RunGeneral(Op):
             others = [S.ref_index(x.base, x.count, f(a), "stage") if f else x.base
                       for x, f in self.afns]
             if w == 0.0:
-                self.ready.append(s)
+                _append(self.ready, s)
                 return True
             S.start_flow(s, i, others, w)
             return True
@@ -609,7 +617,7 @@ class RunGeneral(Op):
             gp = growing.base if gfn is None else S.ref_index(growing.base, growing.count,
                                                               gfn(a), "pool")
         if w == 0.0:
-            self.ready.append(s)
+            _append(self.ready, s)
             return True
         self.stages[i].add_job(s, w, self.mode, gp)
         return True
