@@ -4,9 +4,19 @@
 # monitors, the claims, the plan export and the tests read them as attributes.
 
 cimport cython
+from serq.sim.pools cimport Hold, HoldEntry
 from serq.sim.sessions cimport Session
 from serq.sim.stages cimport Job, Stage
 from serq.sim.stats cimport LogHist, TimeAvg, Welford
+
+
+@cython.final
+cdef class Growth:
+    cdef public Hold h
+    cdef public HoldEntry e
+    cdef public Session o
+    cdef public HoldEntry e1
+    cdef public list pair
 
 
 cdef class StepStage(Stage):
