@@ -62,4 +62,5 @@ cdef class StepStage(Stage):
     cpdef void launch(self, list assign, double attn, tuple sums, double chunk=*)
     cpdef bint admit_bound(self, double left)
     cpdef token(self, Session s, bint decode)
+    cpdef void iter_end(self, object epoch)
 

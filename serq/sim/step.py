@@ -336,7 +336,8 @@ class StepStage(Stage):
                    cap=cython.double, need=cython.double, hk=cython.double,
                    grown=cython.bint, preempted=cython.bint, eps=cython.double, j=Job,
                    h=Hold, e=HoldEntry, o=Session, k=cython.Py_ssize_t, sim=RunState,
-                   assign=list, res=list, pair=list, dge=Growth, ge=Growth)
+                   assign=list, res=list, pair=list, dge=Growth, ge=Growth, x=Job,
+                   seen=list)
     def start_iteration(self):
         """Plan and start an iteration (§8.3, §8.5): serve the residents in the serving order
         (§8.4), each its want within the budget left (under ``exclusive prefill``: one
