@@ -40,7 +40,7 @@ from serq.sim.step import StepOps
 if cython.compiled:
     from cython.cimports.serq.sim.pools import PoolCore
     from cython.cimports.serq.sim.rng import poisson_gap
-    from cython.cimports.serq.sim.scheduler import Event, pop
+    from cython.cimports.serq.sim.scheduler import Event, due, pop_until
     from cython.cimports.serq.sim.sessions import Session, execute, spawn
     from cython.cimports.serq.sim.stages import Stage
     from cython.cimports.serq.sim.state import RunState
@@ -48,7 +48,7 @@ if cython.compiled:
 else:
     from serq.sim.pools import PoolCore
     from serq.sim.rng import poisson_gap
-    from serq.sim.scheduler import Event, pop
+    from serq.sim.scheduler import Event, due, pop_until
     from serq.sim.sessions import Session, execute, spawn
     from serq.sim.stages import Stage
     from serq.sim.stats import TimeAvg
@@ -304,19 +304,20 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         # the event kinds as locals: compiled, the dispatch compares C integers
         finish, iteration, arrive, lease = EV_FINISH, EV_ITER, EV_ARRIVE, EV_LEASE
         while True:
-            if not heap or (limited and self.arrivals >= limit and self.live == 0):
+            if limited and self.arrivals >= limit and self.live == 0:
                 break
             if tuples:  # heapq's
+                if not heap:
+                    break
                 t = heap[0][0]
                 if t > horizon:
                     break
                 t, _, kind, x, y, z = heappop(heap)
-            else:       # scheduler.Event, popped by scheduler.pop
-                ev = heap[0]
-                t = ev.t
-                if t > horizon:
+            else:       # scheduler.Event, popped by scheduler.pop_until
+                ev = pop_until(self, horizon)
+                if ev is None:
                     break
-                pop(heap)
+                t = ev.t
                 kind, x, y, z = ev.kind, ev.x, ev.y, ev.z
             if t > self.now:
                 if gauges:
@@ -426,13 +427,11 @@ def settle_state(sim):
         visit_active_pools(sim, True)
         if not ready:
             break
-    heap = sim.heap
-    if not heap:
-        pending_now = False
-    elif TUPLES:
-        pending_now = heap[0][0] <= sim.now
+    if TUPLES:
+        heap = sim.heap
+        pending_now = heap[0][0] <= sim.now if heap else False
     else:
-        pending_now = cython.cast(Event, heap[0]).t <= sim.now
+        pending_now = due(sim, sim.now)
     for st in sim.settle_stages:
         st.settle(pending_now)
     if sim.flows_dirty:

@@ -11,6 +11,7 @@ from serq.errors import SerqError, SimulationError
 from serq.ir import types as T
 from serq.ir.validate import validate
 from serq.sim.fmt import display
+from serq.sim.scheduler import pending_events
 
 NAN = math.nan
 # The cyclic garbage collector's first threshold during a run (see young_gc)
@@ -124,11 +125,12 @@ def out_of_memory(sim, program):
         return err
     samples = sum(len(rec[0]) for rec in sim.obs)
     points = sum(len(times) for times, _ in sim.gauge_points)
+    events = pending_events(sim)
     grew = sorted([(samples, f"{samples} observation samples (every `observe` keeps each "
                              f"value: a shorter horizon, or fewer observations, keeps fewer)"),
                    (sim.live, f"{sim.live} live sessions (arrivals faster than the "
                               f"deployment serves them: a lower rate or a shorter horizon)"),
-                   (len(sim.heap), f"{len(sim.heap)} pending events"),
+                   (events, f"{events} pending events"),
                    (points, f"{points} gauge change points (a shorter horizon keeps fewer)")],
                   key=lambda x: -x[0])
     then = "".join(f"; then {text}" for n, text in grew[1:] if n)

@@ -4,6 +4,7 @@
 # them. state.RunState extends it with the run's shared fields.
 
 cimport cython
+from cpython.ref cimport PyObject
 
 
 # a pending event of the compiled engine: the interpreted engine's tuple (t, seq, kind, x, y, z)
@@ -18,12 +19,28 @@ cdef class Event:
     cdef public object z
 
 
-cpdef Event pop(list heap)
-
-
 cdef class Scheduler:
     cdef public double now
     cdef public list heap
+    cdef public Py_ssize_t pending    # compiled: the events are the heap's first `pending` slots
     cdef public Py_ssize_t seq
     cdef public Py_ssize_t events
     cpdef schedule(self, double t, int kind, x=*, y=*, z=*)
+
+
+# the heap's slots are PyObject* to Events (the list's own array): the sifts permute them
+ctypedef PyObject* Slot
+ctypedef Slot* Slots
+
+@cython.locals(ea=Event, eb=Event)
+cdef bint earlier(Slot a, Slot b) noexcept
+@cython.locals(new=Slot, parent=Py_ssize_t)
+cdef void sift_down(Slots items, Py_ssize_t start, Py_ssize_t pos) noexcept
+@cython.locals(new=Slot, start=Py_ssize_t, child=Py_ssize_t)
+cdef void sift_up(Slots items, Py_ssize_t end, Py_ssize_t pos) noexcept
+@cython.locals(heap=list, n=Py_ssize_t)
+cdef int push(Scheduler sched, Event ev) except -1
+@cython.locals(n=Py_ssize_t, items=Slots, first=Event)
+cpdef Event pop_until(Scheduler sched, double horizon)
+@cython.locals(heap=list)
+cpdef bint due(Scheduler sched, double now)

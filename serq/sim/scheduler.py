@@ -11,16 +11,20 @@ What an event is depends on the engine, the order never does:
   fastest heap CPython has (its C functions compare the tuples, which order by time, then
   by ``seq``);
 * compiled, an ``Event`` (a C struct, ``scheduler.pxd``: the time a C double, ``seq`` a C
-  integer) on a list kept by ``push`` and ``pop`` below, which are heapq's own algorithm
-  with ``earlier`` as the comparison: a C comparison of two numbers instead of a tuple
-  comparison through Python's objects, and no float, int or tuple object made per event
-  (issue 10). ``earlier`` is the tuples' order written out (the time decides when the times
-  differ, else ``seq``; a NaN time differs from every time, as in a tuple), and the sift is
-  heapq's step for step, so both engines pop the same events in the same order.
+  integer) in the first ``pending`` slots of the list, kept by ``push`` and ``pop_until``
+  below, which are heapq's own algorithm with ``earlier`` as the comparison: a C comparison
+  of two numbers instead of a tuple comparison through Python's objects, and no float, int
+  or tuple object made per event (issue 10). ``earlier`` is the tuples' order written out
+  (the time decides when the times differ, else ``seq``; a NaN time differs from every
+  time, as in a tuple), and the sift is heapq's step for step, so both engines pop the same
+  events in the same order. The sifts move the slots' pointers in C; the list never
+  shrinks (the slots past ``pending`` hold None), so it is not reallocated as it would be
+  by a pop and a push every event.
 
 ``TUPLES`` says which: the engine's loop reads it, not its own mode, as a module that
 cimports a changed module runs interpreted beside a compiled scheduler (``serq.compiled``).
-``len(heap)`` is the number of pending events in both (``run.out_of_memory`` reports it).
+``pending_events`` is the number of pending events in both (``run.out_of_memory`` reports
+it), ``due`` whether one is pending at a time (the settle's question).
 """
 from __future__ import annotations
 
@@ -31,6 +35,10 @@ try:
     import cython
 except ImportError:  # Cython not installed: the no-op stand-in, the module runs interpreted
     from serq import _cython_shim as cython
+
+if cython.compiled:  # the heap's slots as C pointers (push, pop_until and the sifts)
+    from cython.cimports.cpython.ref import Py_DECREF, Py_INCREF, PyObject
+    from cython.cimports.cpython.sequence import PySequence_Fast_ITEMS
 
 
 class EventKind(enum.IntEnum):
@@ -64,70 +72,98 @@ class Event:
     events for the next ones: a run has a few pending at a time and makes millions."""
 
 
-@cython.cfunc
-@cython.locals(a=Event, b=Event)
-def earlier(a, b) -> cython.bint:
-    """``a`` comes before ``b``: ``(a.t, a.seq) < (b.t, b.seq)`` as tuples compare."""
-    if a.t != b.t:
-        return a.t < b.t
-    return a.seq < b.seq
+def earlier(a, b):
+    """``a`` comes before ``b``: ``(a.t, a.seq) < (b.t, b.seq)`` as tuples compare (the two
+    are ``PyObject*`` to Events, ``scheduler.pxd``)."""
+    ea = cython.cast(Event, a)
+    eb = cython.cast(Event, b)
+    if ea.t != eb.t:
+        return ea.t < eb.t
+    return ea.seq < eb.seq
 
 
-@cython.cfunc
-@cython.locals(heap=list, start=cython.Py_ssize_t, pos=cython.Py_ssize_t,
-               parent=cython.Py_ssize_t, new=Event)
-def sift_down(heap, start, pos):
-    """heapq's ``_siftdown``: move the event at ``pos`` up towards ``start`` past every
-    parent it comes before."""
-    new = heap[pos]
+def sift_down(items, start, pos):
+    """heapq's ``_siftdown`` on the heap's slots (``items``, ``scheduler.pxd``): move the
+    event at ``pos`` up towards ``start`` past every parent it comes before. The slots are
+    only permuted, so no reference count changes."""
+    new = items[pos]
     while pos > start:
         parent = (pos - 1) >> 1
-        if not earlier(new, heap[parent]):
+        if not earlier(new, items[parent]):
             break
-        heap[pos] = heap[parent]
+        items[pos] = items[parent]
         pos = parent
-    heap[pos] = new
+    items[pos] = new
 
 
-@cython.cfunc
-@cython.locals(heap=list, pos=cython.Py_ssize_t, end=cython.Py_ssize_t,
-               child=cython.Py_ssize_t, new=Event)
-def sift_up(heap, pos):
-    """heapq's ``_siftup``: move the smaller child up until a leaf is reached, then put the
-    event that was at ``pos`` there and sift it down."""
-    end = len(heap)
+def sift_up(items, end, pos):
+    """heapq's ``_siftup`` on the first ``end`` slots: move the smaller child up until a leaf
+    is reached, then put the event that was at ``pos`` there and sift it down."""
     start = pos
-    new = heap[pos]
+    new = items[pos]
     child = 2 * pos + 1
     while child < end:
-        if child + 1 < end and not earlier(heap[child], heap[child + 1]):
+        if child + 1 < end and not earlier(items[child], items[child + 1]):
             child += 1
-        heap[pos] = heap[child]
+        items[pos] = items[child]
         pos = child
         child = 2 * pos + 1
-    heap[pos] = new
-    sift_down(heap, start, pos)
+    items[pos] = new
+    sift_down(items, start, pos)
 
 
-@cython.cfunc
-@cython.locals(heap=list, ev=Event)
-def push(heap, ev):
-    """heapq's ``heappush``, on events."""
-    heap.append(ev)
-    sift_down(heap, 0, len(heap) - 1)
+def push(sched, ev):
+    """heapq's ``heappush``, on events: ``ev`` into slot ``pending`` (appended when every
+    slot is in use), then sifted down."""
+    heap = sched.heap
+    n = sched.pending
+    if n < len(heap):
+        heap[n] = ev   # the None a pop left there
+    else:
+        heap.append(ev)
+    sched.pending = n + 1
+    sift_down(PySequence_Fast_ITEMS(heap), 0, n)
+    return 0
 
 
-@cython.ccall
-@cython.locals(heap=list, last=Event, first=Event)
-def pop(heap) -> Event:
-    """heapq's ``heappop``, on events: the first event, taken off the heap."""
-    last = heap.pop()
-    if not heap:
-        return last
-    first = heap[0]
-    heap[0] = last
-    sift_up(heap, 0)
+def pop_until(sched, horizon):
+    """heapq's ``heappop``, on events: the first event, taken off the heap, if one is
+    pending at ``horizon`` or before; else None.
+
+    The popped slot (the last in use, whose event moves to the root) gets None and the heap
+    does not shrink: a run has a few pending events and pops millions, and a list that
+    shrinks and grows again by one reallocates its array every few events (issue 10)."""
+    n = sched.pending
+    if n == 0:
+        return None
+    items = PySequence_Fast_ITEMS(sched.heap)
+    first = cython.cast(Event, items[0])
+    if first.t > horizon:
+        return None
+    n -= 1
+    sched.pending = n
+    items[0] = items[n]
+    Py_INCREF(None)
+    items[n] = cython.cast(cython.pointer(PyObject), None)
+    if n > 0:
+        sift_up(items, n, 0)
+    Py_DECREF(first)   # the slot's reference (``first`` holds its own)
     return first
+
+
+def due(sched, now):
+    """An event is pending at ``now`` (or before): the settle's question (§4)."""
+    if TUPLES:
+        heap = sched.heap
+        return bool(heap) and heap[0][0] <= now
+    if sched.pending == 0:
+        return False
+    return cython.cast(Event, PySequence_Fast_ITEMS(sched.heap)[0]).t <= now
+
+
+def pending_events(sched):
+    """The number of events on the heap, in either engine."""
+    return len(sched.heap) if TUPLES else sched.pending
 
 
 @cython.cclass
@@ -147,6 +183,7 @@ class Scheduler:
     def __init__(self):
         self.now = 0.0
         self.heap = []
+        self.pending = 0  # compiled: the events are the heap's first ``pending`` slots
         self.seq = 0
         self.events = 0
 
@@ -162,7 +199,7 @@ class Scheduler:
             ev.x = x
             ev.y = y
             ev.z = z
-            push(self.heap, ev)
+            push(self, ev)
         else:
             heappush(self.heap, (t, self.seq, kind, x, y, z))
         self.seq += 1
