@@ -152,7 +152,7 @@ class Stage:
             o.status = READY
             o.job = None
             o.stage = None
-            _append(sim.ready, o)
+            sim.ready.append(o)
 
     def est_lambda(self):
         if self.e_gaps == 0 or not self.e_gap > 0:
