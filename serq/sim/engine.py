@@ -26,6 +26,7 @@ from serq.sim import rng as R
 from serq.sim.exprs import Context, ExprCompiler
 from serq.sim.flows import FlowOps
 from serq.sim.interrupts import POLL_EVENTS, poll
+from serq.sim.observations import Observations
 from serq.sim.pools import PoolOps, PoolState
 from serq.sim.scheduler import EV_ARRIVE, EV_FINISH, EV_ITER, EV_LEASE, EV_WARMUP, TUPLES
 from serq.sim.state import RunState, new_ready_queue
@@ -110,7 +111,7 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         # statistics
         self.live_avg = TimeAvg(0.0, 0.0)
         self.obs_names = list(program.observes)
-        self.obs = [([], [], [], []) for _ in program.observes]  # samples, times, sessions, turns
+        self.obs = [Observations() for _ in program.observes]
         self.gauge_points = [([], []) for _ in program.gauges]
         self.gauge_fns = [self.ex.function(g.expr) for g in program.gauges]
         # trace: its sessions; with arrival times (a serq extension), they are the arrivals

@@ -25,10 +25,12 @@ from serq.sim.fmt import display as show_num
 # Compiled, the run's fields as C slots: the methods and ops typed `RunState` read and write
 # the clock, the counters and the ready queue from the struct (state.pxd)
 if cython.compiled:
+    from cython.cimports.serq.sim.observations import Observations
     from cython.cimports.serq.sim.stages import Stage
     from cython.cimports.serq.sim.state import RunState
     from cython.cimports.serq.sim.states import ENDED, LOOP, PLAIN, READY
 else:
+    from serq.sim.observations import Observations
     from serq.sim.stages import Stage
     from serq.sim.state import RunState
     from serq.sim.states import ENDED, LOOP, PLAIN, READY
@@ -382,15 +384,14 @@ class SessionOps:
                 a[slot] = f(a)
         return op
 
-    @cython.locals(S=RunState, slot_turn=cython.Py_ssize_t, samples=list, times=list,
-                   sessions=list, turns=list)
+    @cython.locals(S=RunState, slot_turn=cython.Py_ssize_t, rec=Observations)
     def compile_observe(self, st, stream):
         """``observe``: the value recorded with its time, session and turn once warm; before
         the warm-up kept only for an observer that asks (``Hooks.early_observations``)."""
         S = self
         k = st.index
         f = self.ex.function(st.expr, stream)
-        samples, times, sessions, turns = self.obs[k]
+        rec = self.obs[k]
         slot_turn = self.p.slot_turn
 
         @cython.locals(s=Session, a=list)
@@ -398,10 +399,7 @@ class SessionOps:
             a = s.attrs
             v = f(a)
             if S.warm:
-                samples.append(v)
-                times.append(S.now)
-                sessions.append(s.serial)
-                turns.append(u32(a[slot_turn]))
+                rec.add(v, S.now, s.serial, u32(a[slot_turn]))
             elif S.pre_obs is not None:
                 S.pre_obs[k].append(v)
         return op
