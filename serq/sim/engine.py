@@ -29,7 +29,8 @@ from serq.sim.interrupts import POLL_EVENTS, poll
 from serq.sim.observations import Observations
 from serq.sim.pools import PoolOps, PoolState
 from serq.sim.scheduler import EV_ARRIVE, EV_FINISH, EV_ITER, EV_LEASE, EV_WARMUP, TUPLES
-from serq.sim.state import RunState, new_ready_queue
+from serq.sim.ready import new_ready_queue
+from serq.sim.state import RunState
 from serq.sim.sessions import SessionOps
 from serq.sim.stages import StageOps, make_stage
 from serq.sim.step import StepOps
@@ -44,7 +45,8 @@ if cython.compiled:
     from cython.cimports.serq.sim.scheduler import Event, due, pop_until, post
     from cython.cimports.serq.sim.sessions import Session, execute, spawn
     from cython.cimports.serq.sim.stages import Stage
-    from cython.cimports.serq.sim.state import ReadyQueue, RunState
+    from cython.cimports.serq.sim.ready import ReadyQueue
+    from cython.cimports.serq.sim.state import RunState
     from cython.cimports.serq.sim.stats import TimeAvg
 else:
     from serq.sim.pools import PoolCore
@@ -52,7 +54,7 @@ else:
     from serq.sim.scheduler import Event, due, pop_until, post
     from serq.sim.sessions import Session, execute, spawn
     from serq.sim.stages import Stage
-    from serq.sim.state import ReadyQueue
+    from serq.sim.ready import ReadyQueue
     from serq.sim.stats import TimeAvg
 
 SEED_XOR = {"arrival": 0, "workload": 0x9E3779B97F4A7C15, "session": 0x5851F42D4C957F2D,
@@ -454,7 +456,7 @@ def settle_state(sim):
 def run_ready(sim):
     """Execute the sessions of the ready queue, in order, each until it blocks (one may be
     in the queue twice, or no longer ready: it is skipped then). Compiled, the queue is a
-    ``state.ReadyQueue``: its truth and ``popleft`` are C calls."""
+    ``ready.ReadyQueue``: its truth and ``popleft`` are C calls."""
     ready = sim.ready
     while ready:
         s = ready.popleft()

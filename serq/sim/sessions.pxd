@@ -5,13 +5,17 @@
 # observers (monitors.py, hooks.py, serq/claims, tests) read them.
 
 cimport cython
+from serq.sim.observations cimport Observations
 
 
 @cython.final
 cdef class Session:
     cdef public Py_ssize_t serial
+    cdef public object key        # serial as a Python int, made once: alive's key, observe's column
     cdef public list attrs
-    cdef public list frames       # [ops, pc, kind, hold] lists, innermost last
+    cdef public list ops          # the session block's ops (compiled statements)
+    cdef public Py_ssize_t pc     # its next one
+    cdef public list frames       # [ops, pc, kind, hold] lists of the blocks entered, innermost last
     cdef public int status        # READY, QUEUED, IN_STAGE, GROWING or ENDED
     cdef public object job
     cdef public object stage
@@ -34,7 +38,7 @@ cdef class Session:
 cdef Py_ssize_t LOOP_SPIN_LIMIT
 
 cdef unsigned int u32(double x) noexcept
-cdef Session new_session(Py_ssize_t serial, Py_ssize_t nattrs, list frame)
+cdef Session new_session(Py_ssize_t serial, Py_ssize_t nattrs, list ops)
 
 
 # SessionOps' spawning, executing and ending, as C calls for a caller holding the run typed
@@ -46,3 +50,101 @@ cpdef run_workload_block(RunState self, Session s, list ops)
 cpdef execute(RunState self, Session s)
 cpdef end_session(RunState self, Session s)
 cpdef do_turn(RunState self, Session s)
+
+
+# The statements' ops: one class per statement shape, whose `run` the executor calls through
+# the C vtable (sessions.py; `run` returns True when the session stops). The fields hold what
+# a statement needs, typed where a C call or C number reads them. The subclasses are not
+# `final`: Cython 3.3 refuses a final subclass's definition of a cpdef method it inherits
+# ("Overriding final methods"), and the executor calls `run` through Op's vtable anyway.
+from serq.sim.stages cimport Stage
+
+cdef class Op:
+    cdef readonly bint indexed    # reports its out-of-range indices after it (Deferring)
+    cpdef bint run(self, Session s) except -1
+
+cdef class CallOp(Op):
+    cdef object fn
+    cpdef bint run(self, Session s) except -1
+
+cdef class Refused(Op):
+    cdef object sim
+    cdef str msg
+    cdef str kind
+    cpdef bint run(self, Session s) except -1
+
+cdef class SetNow(Op):
+    cdef RunState sim
+    cdef Py_ssize_t slot
+    cpdef bint run(self, Session s) except -1
+
+cdef class SetExpr(Op):
+    cdef Py_ssize_t slot
+    cdef object f
+    cpdef bint run(self, Session s) except -1
+
+cdef class Observe(Op):
+    cdef RunState sim
+    cdef Py_ssize_t k
+    cdef object f
+    cdef Observations rec
+    cdef Py_ssize_t slot_turn
+    cpdef bint run(self, Session s) except -1
+
+cdef class End(Op):
+    cdef RunState sim
+    cpdef bint run(self, Session s) except -1
+
+cdef class Turn(Op):
+    cdef RunState sim
+    cpdef bint run(self, Session s) except -1
+
+cdef class Loop(Op):
+    cdef list body
+    cpdef bint run(self, Session s) except -1
+
+cdef class Branch(Op):
+    cdef object sim
+    cdef object g
+    cdef list then, other
+    cdef str text
+    cpdef bint run(self, Session s) except -1
+
+cdef class Choose(Op):
+    cdef object sim
+    cdef object count
+    cdef list keys
+    cdef Py_ssize_t var
+    cpdef bint run(self, Session s) except -1
+
+cdef class RunSimple(Op):
+    cdef object work
+    cdef Stage stage
+    cdef str mode
+    cdef object ready
+    cpdef bint run(self, Session s) except -1
+
+cdef class RunGeneral(Op):
+    cdef RunState sim
+    cdef object work
+    cdef object base, count, idxf, growing, gfn
+    cdef str mode
+    cdef list afns
+    cdef bint shared
+    cdef list stages
+    cdef object ready
+    cpdef bint run(self, Session s) except -1
+
+cdef class Fused(Op):
+    cdef tuple ops
+    cdef Op last
+    cpdef bint run(self, Session s) except -1
+
+cdef class Pair(Op):
+    cdef Op first, last
+    cpdef bint run(self, Session s) except -1
+
+cdef class Deferring(Op):
+    cdef RunState sim
+    cdef Op op
+    cpdef bint run(self, Session s) except -1

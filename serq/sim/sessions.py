@@ -1,9 +1,11 @@
 """Sessions: spawning, turns, executing statements, ending (interpreter.md §5–§6).
 
-Every IR block is compiled once into a list of small functions ("ops"), one per statement;
-a session runs by stepping a frame stack of ``[ops, pc, kind, hold]`` lists. An op returns
-a true value when the session must stop executing (it blocked, ended, or yielded its turn
-in the ready queue).
+Every IR block is compiled once into a list of ops, one per statement (``Op``, one class per
+statement shape); a session runs by stepping its session block (``ops`` and ``pc``, fields of
+the session) under a stack of ``[ops, pc, kind, hold]`` frames for the blocks it entered. An op's ``run(s)`` returns True when the session must stop executing (it blocked,
+ended, or yielded its turn in the ready queue). Compiled, an op is a C struct and ``run`` a
+C call through its vtable (a closure called through Python's call protocol cost about a
+third of a run's instructions, issue 10).
 
 Compiled, a ``Session`` is a C struct (``sessions.pxd``): the executor, the ops and the other
 compiled modules read and write its fields without an attribute look-up (issue 10).
@@ -21,6 +23,7 @@ from serq.ir import types as T
 from serq.ir.show import show_expr, show_ref
 from serq.sim.exprs import N as NOW
 from serq.sim.fmt import display as show_num
+from serq.sim.ready import append_ready
 
 # Compiled, the run's fields as C slots: the methods and ops typed `RunState` read and write
 # the clock, the counters and the ready queue from the struct (state.pxd)
@@ -42,8 +45,13 @@ LOOP_SPIN_LIMIT = 1_000_000
 
 NO_POS = {}  # never written: see Session
 
+# the ready queue's append, called as a function (without the method look-up of
+# ``ready.append``; ready.new_ready_queue says which queue)
+_append = append_ready
+
 
 @cython.final
+@cython.freelist(64)
 @cython.cclass
 class Session:
     """A session (§5), made by :func:`new_session`. Only what every session needs is set per
@@ -62,26 +70,44 @@ class Session:
         script = False
         stuck = False
         last_token = None
+        pc = 0              # the next statement of the session block (ops)
         spins = 0           # passes of a loop body at time spin_time (see execute)
         spin_time = 0.0
         grow = None
 
 
 @cython.locals(s=Session)
-def new_session(serial, nattrs, frame):
-    """A session with its first frame. ``__new__`` and the stores here, not ``__init__``:
-    compiled, a C allocation and C stores (a call of the class goes through Python's call
-    protocol); interpreted, a plain function call is cheaper than a class's ``__init__``."""
+def new_session(serial, nattrs, ops):
+    """A session at the start of the session block ``ops``. ``__new__`` and the stores here,
+    not ``__init__``: compiled, a C allocation and C stores (a call of the class goes through
+    Python's call protocol); interpreted, a plain function call is cheaper than a class's
+    ``__init__``. The session block is not a frame: a session makes no frame (a list) until
+    it enters a block (a loop, a branch, a hold), and most never do."""
     s = Session.__new__(Session)
     s.serial = serial
+    s.key = serial
     s.attrs = [0.0] * nattrs
-    s.frames = [frame]
+    s.ops = ops
+    s.frames = []
     s.status = READY
     s.holds = ()     # admitted holds, innermost last
     s.leases = ()
     s.adm_seq = U64_MAX
     s.preempt_pos = NO_POS
     return s
+
+
+@cython.cclass
+class Op:
+    """A compiled statement: ``run(s)`` does it for session ``s`` and returns True when the
+    session must stop executing. The statement shapes are its subclasses (below the
+    executor, which types its ops as ``Op``). ``indexed``: it reports its out-of-range
+    indices after it (``Deferring``), so ``SessionOps.fuse`` keeps it apart."""
+    if not cython.compiled:
+        indexed = False
+
+    def run(self, s):
+        raise NotImplementedError
 
 
 def u32(x):
@@ -103,7 +129,7 @@ def u32(x):
 @cython.locals(s=Session)
 def spawn(self: RunState, init=None) -> Session:
     p = self.p
-    s = new_session(self.next_serial, self.nattrs, [self.session_ops, 0, PLAIN, None])
+    s = new_session(self.next_serial, self.nattrs, self.session_ops)
     self.next_serial += 1
     s.attrs[p.slot_serial] = float(s.serial)
     if init is not None and init.turns:
@@ -113,7 +139,7 @@ def spawn(self: RunState, init=None) -> Session:
         n = len(self.trace)
         k = s.serial % n if self.trace_ordered else self.rngs["trace"].range_u32(0, n - 1)
         s.trace_turns = self.trace[k]
-    self.alive[s.serial] = s
+    self.alive[s.key] = s
     self.live += 1
     self.arrivals += 1
     if self.init_ops:
@@ -124,11 +150,12 @@ def spawn(self: RunState, init=None) -> Session:
             a[slot] = v
     if self.hooks is not None:
         self.hooks.session(s)
-    self.ready.append(s)
+    _append(self.ready, s)
     return s
 
 
 @cython.ccall
+@cython.locals(op=Op)
 def run_workload_block(self: RunState, s: Session, ops: list):
     prev = self.cur
     self.cur = s
@@ -136,7 +163,7 @@ def run_workload_block(self: RunState, s: Session, ops: list):
     self.defer_index = True  # the whole block runs; its last index error is reported
     try:
         for op in ops:
-            op(s)
+            op.run(s)
     finally:
         self.defer_index = outer
     if self.index_error is not None and not outer:
@@ -145,43 +172,53 @@ def run_workload_block(self: RunState, s: Session, ops: list):
 
 
 @cython.ccall
-@cython.locals(frames=list, fr=list, ops=list, pc=cython.Py_ssize_t, kind=cython.int)
+@cython.locals(frames=list, fr=list, ops=list, pc=cython.Py_ssize_t, kind=cython.int, op=Op)
 def execute(self: RunState, s: Session):
-    """Step ``s`` until it stops. A loop frame counts the passes of its body at one
-    instant (``spins``, reset when the time differs from ``spin_time``; as ``spins``
-    starts at 0, ``spin_time``'s start value does not matter)."""
+    """Step ``s`` until it stops: the innermost frame's next statement, or the session
+    block's when no frame is left; the session ends after its block's last. A loop frame
+    counts the passes of its body at one instant (``spins``, reset when the time differs
+    from ``spin_time``; as ``spins`` starts at 0, ``spin_time``'s start value does not
+    matter)."""
     self.cur = s
     frames = s.frames
     while s.status == READY:
-        if not frames:
-            end_session(self, s)
-            return
-        fr = frames[-1]
-        ops = fr[0]
-        pc = fr[1]
-        if pc < len(ops):
-            fr[1] = pc + 1
-            if ops[pc](s):
-                return
-            continue
-        kind = fr[2]
-        if kind == LOOP:
-            fr[1] = 0
-            if s.spin_time != self.now:
-                s.spin_time = self.now
-                s.spins = 0
-            s.spins += 1
-            if s.spins > LOOP_SPIN_LIMIT:
-                self.fail(f"run: session {s.serial} loops without letting time pass: "
-                          f"its `loop` body ran {LOOP_SPIN_LIMIT} times at time "
-                          f"{show_num(self.now)} without a statement that waits "
-                          f"(a run, a hold or a grow)", s, "loop")
-        elif kind == PLAIN:
-            frames.pop()
+        if frames:
+            fr = frames[-1]
+            ops = fr[0]
+            pc = fr[1]
+            if pc < len(ops):
+                fr[1] = pc + 1
+            else:
+                kind = fr[2]
+                if kind == LOOP:
+                    fr[1] = 0
+                    if s.spin_time != self.now:
+                        s.spin_time = self.now
+                        s.spins = 0
+                    s.spins += 1
+                    if s.spins > LOOP_SPIN_LIMIT:
+                        self.fail(f"run: session {s.serial} loops without letting time pass: "
+                                  f"its `loop` body ran {LOOP_SPIN_LIMIT} times at time "
+                                  f"{show_num(self.now)} without a statement that waits "
+                                  f"(a run, a hold or a grow)", s, "loop")
+                elif kind == PLAIN:
+                    frames.pop()
+                else:
+                    frames.pop()
+                    self.end_hold_scope(s)
+                    self.cur = s
+                continue
         else:
-            frames.pop()
-            self.end_hold_scope(s)
-            self.cur = s
+            ops = s.ops
+            pc = s.pc
+            if pc < len(ops):
+                s.pc = pc + 1
+            else:
+                end_session(self, s)
+                return
+        op = ops[pc]
+        if op.run(s):
+            return
 
 
 @cython.ccall
@@ -193,8 +230,9 @@ def end_session(self: RunState, s: Session):
     if s.holds or s.leases:
         self.release_all(s)
     s.status = ENDED
-    s.frames.clear()
-    del self.alive[s.serial]
+    if s.frames:
+        s.frames.clear()
+    del self.alive[s.key]
     self.live -= 1
     if self.warm:
         self.ended += 1
@@ -265,26 +303,9 @@ class SessionOps:
             else:
                 for k, st in enumerate(stmts):
                     if has_index(st):
-                        compiled[k] = self.deferring(compiled[k])
+                        compiled[k] = Deferring(self, compiled[k])
                 ops[:] = self.fuse(stmts, compiled)
         return ops
-
-    def deferring(self, op):
-        """An op whose out-of-range indices are reported after it (the last one), as the
-        reference does; see ``Sim.ref_index``."""
-        S = self
-
-        def deferred(s):
-            S.defer_index = True
-            try:
-                r = op(s)
-            finally:
-                S.defer_index = False
-            if S.index_error is not None:
-                S.raise_index_error()
-            return r
-        deferred.indexed = True
-        return deferred
 
     # -- fusing straight-line statements ----------------------------------------------------
     @staticmethod
@@ -323,209 +344,343 @@ class SessionOps:
     do_turn = do_turn
 
     # -- statements -------------------------------------------------------------------------
-    @cython.locals(S=RunState)
     def compile_stmt(self, st, stream, workload):
         t = type(st)
-        S = self
         if workload and t not in (T.Set, T.Observe):
             kind = t.__name__.lower()
-            msg = (f"run: a workload `init` or `turn` block may only set and observe; "
-                   f"this one has a `{kind}` statement")
-
-            @cython.locals(s=Session)
-            def op(s):
-                S.fail(msg, s, kind)
-            return op
+            return Refused(self, f"run: a workload `init` or `turn` block may only set and "
+                                 f"observe; this one has a `{kind}` statement", kind)
         if t is T.Set:
-            return self.compile_set(st, stream)
+            shape, f, v = self.ex.node(st.expr, stream)
+            return SetNow(self, st.slot) if shape == NOW else SetExpr(st.slot, f)
         if t is T.Observe:
-            return self.compile_observe(st, stream)
+            return Observe(self, st.index, self.ex.function(st.expr, stream))
         if t is T.End:
-            @cython.locals(s=Session)
-            def op(s):
-                end_session(S, s)
-                return True
-            return op
+            return End(self)
         if t is T.Turn:
-            return self.do_turn
+            return Turn(self)
         if t is T.Loop:
-            body = self.block(st.body, stream)
-
-            @cython.locals(s=Session)
-            def op(s):
-                s.frames.append([body, 0, LOOP, None])
-            return op
+            return Loop(self.block(st.body, stream))
         if t is T.Branch:
-            return self.compile_branch(st, stream)
+            return Branch(self, self.ex.function(st.guard, stream), self.block(st.then, stream),
+                          self.block(st.other, stream), self.show(st.guard))
         if t is T.Choose:
-            return self.compile_choose(st, stream)
+            return Choose(self, self.ex.function(st.count, stream),
+                          [self.ex.function(k, stream) for k in st.key], st.var)
         if t is T.Run:
             return self.compile_run(st, stream)
-        if t is T.Hold:
-            return self.compile_hold(st, stream)
+        if t is T.Hold:  # pools.py's closures, as ops
+            return CallOp(self.compile_hold(st, stream))
         if t in (T.Grow, T.Drop, T.Release, T.Load):
-            return self.compile_pool_stmt(st, stream)
+            return CallOp(self.compile_pool_stmt(st, stream))
         raise ValueError(f"unknown statement {st!r}")
 
-    @cython.locals(S=RunState, slot=cython.Py_ssize_t)
-    def compile_set(self, st, stream):
-        """``set``: the attribute written; ``set t = now`` reads the clock in place."""
-        S = self
-        slot = st.slot
-        shape, f, v = self.ex.node(st.expr, stream)
-        if shape == NOW:
-            @cython.locals(s=Session)
-            def op(s):
-                s.attrs[slot] = S.now
+    def compile_run(self, st, stream):
+        r = st.stage
+        work = self.ex.function(st.work, stream)
+        if (r.index is None and r.base not in self.shared_stages
+                and st.growing is None):  # the common run: one stage, not growing
+            return RunSimple(self, work, self.stages[r.base], st.mode)
+        g = st.growing
+        return RunGeneral(
+            self, work, r, self.ex.function(r.index, stream) if r.index is not None else None,
+            st.mode, g, self.ex.function(g.index, stream) if g is not None
+            and g.index is not None else None,
+            [(a, self.ex.function(a.index, stream) if a.index is not None else None)
+             for a in st.also])
+
+
+# -- the statements' ops (§6) ----------------------------------------------------------------
+# One class per statement shape; compiled, each is a C struct whose ``run`` the executor calls
+# through the C vtable (issue 10: a closure went through Python's call protocol, with its
+# captured values in cells). ``run(s)`` returns True when the session must stop executing.
+
+
+@cython.cclass
+class CallOp(Op):
+    """A statement compiled to a function ``fn(s)`` elsewhere (``pools.py``'s hold, grow,
+    drop, release and load)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def run(self, s):
+        return self.fn(s)
+
+
+@cython.cclass
+class Refused(Op):
+    """A statement a workload ``init`` or ``turn`` block may not hold: an error when run."""
+
+    def __init__(self, sim, msg, kind):
+        self.sim = sim
+        self.msg = msg
+        self.kind = kind
+
+    def run(self, s):
+        self.sim.fail(self.msg, s, self.kind)
+        return False
+
+
+@cython.cclass
+class SetNow(Op):
+    """``set x = now``: the clock read in place."""
+
+    def __init__(self, sim, slot):
+        self.sim = sim
+        self.slot = slot
+
+    def run(self, s):
+        s.attrs[self.slot] = self.sim.now
+        return False
+
+
+@cython.cclass
+class SetExpr(Op):
+    """``set x = e``."""
+
+    def __init__(self, slot, f):
+        self.slot = slot
+        self.f = f
+
+    @cython.locals(a=list)
+    def run(self, s):
+        a = s.attrs
+        a[self.slot] = self.f(a)
+        return False
+
+
+@cython.cclass
+class Observe(Op):
+    """``observe``: the value recorded with its time, session and turn once warm; before
+    the warm-up kept only for an observer that asks (``Hooks.early_observations``)."""
+
+    def __init__(self, sim, k, f):
+        self.sim = sim
+        self.k = k
+        self.f = f
+        self.rec = sim.obs[k]
+        self.slot_turn = sim.p.slot_turn
+
+    @cython.locals(a=list, S=RunState)
+    def run(self, s):
+        S = self.sim
+        a = s.attrs
+        v = self.f(a)
+        if S.warm:
+            self.rec.add(v, S.now, s.serial, u32(a[self.slot_turn]))
+        elif S.pre_obs is not None:
+            S.pre_obs[self.k].append(v)
+        return False
+
+
+@cython.cclass
+class End(Op):
+    def __init__(self, sim):
+        self.sim = sim
+
+    def run(self, s):
+        end_session(self.sim, s)
+        return True
+
+
+@cython.cclass
+class Turn(Op):
+    def __init__(self, sim):
+        self.sim = sim
+
+    def run(self, s):
+        do_turn(self.sim, s)
+        return False
+
+
+@cython.cclass
+class Loop(Op):
+    def __init__(self, body):
+        self.body = body
+
+    def run(self, s):
+        s.frames.append([self.body, 0, LOOP, None])
+        return False
+
+
+@cython.cclass
+class Branch(Op):
+    def __init__(self, sim, g, then, other, text):
+        self.sim = sim
+        self.g = g
+        self.then = then
+        self.other = other
+        self.text = text
+
+    def run(self, s):
+        v = self.g(s.attrs)
+        if v == 1.0:
+            s.frames.append([self.then, 0, PLAIN, None])
+        elif v == 0.0:
+            s.frames.append([self.other, 0, PLAIN, None])
         else:
-            @cython.locals(s=Session, a=list)
-            def op(s):
-                a = s.attrs
-                a[slot] = f(a)
-        return op
+            text = self.text
+            self.sim.fail(f"`branch ({text})`: the guard is {show_num(v)}, not 0 or 1; a draw "
+                          f"is written `branch with (p)`", s, f"branch ({text})")
+        return False
 
-    @cython.locals(S=RunState, slot_turn=cython.Py_ssize_t, rec=Observations)
-    def compile_observe(self, st, stream):
-        """``observe``: the value recorded with its time, session and turn once warm; before
-        the warm-up kept only for an observer that asks (``Hooks.early_observations``)."""
-        S = self
-        k = st.index
-        f = self.ex.function(st.expr, stream)
-        rec = self.obs[k]
-        slot_turn = self.p.slot_turn
 
-        @cython.locals(s=Session, a=list)
-        def op(s):
-            a = s.attrs
-            v = f(a)
-            if S.warm:
-                rec.add(v, S.now, s.serial, u32(a[slot_turn]))
-            elif S.pre_obs is not None:
-                S.pre_obs[k].append(v)
-        return op
+@cython.cclass
+class Choose(Op):
+    def __init__(self, sim, count, keys, var):
+        self.sim = sim
+        self.count = count
+        self.keys = keys
+        self.var = var
+
+    def run(self, s):
+        a = s.attrs
+        var = self.var
+        keys = self.keys
+        c = self.count(a)
+        n = 0 if not c > 0 else (int(c) if c < 1e18 else -1)
+        if n < 0 or n > 100_000_000:
+            self.sim.fail(f"run: `choose` over {show_num(c)} members cannot finish", s, "choose")
+        best = None
+        bj = 0
+        for j in range(n):
+            a[var] = float(j)
+            kv = [k(a) for k in keys]
+            if best is None or lex_less(kv, best):
+                best = kv
+                bj = j
+        a[var] = float(bj)
+        return False
+
+
+@cython.cclass
+class RunSimple(Op):
+    """The common ``run``: one stage, not indexed, shared or growing."""
+
+    def __init__(self, sim, work, stage, mode):
+        self.work = work
+        self.stage = stage
+        self.mode = mode
+        self.ready = sim.ready
+
+    @cython.locals(w=cython.double)
+    def run(self, s):
+        w = self.work(s.attrs)
+        if not w > 0:
+            _append(self.ready, s)
+            return True
+        self.stage.add_job(s, w, self.mode, None)
+        return True
+
+
+@cython.cclass
+class RunGeneral(Op):
+    """``run`` on an indexed, shared or growing stage."""
+
+    def __init__(self, sim, work, r, idxf, mode, growing, gfn, afns):
+        self.sim = sim
+        self.work = work
+        self.base = r.base
+        self.count = r.count
+        self.idxf = idxf
+        self.mode = mode
+        self.growing = growing
+        self.gfn = gfn
+        self.afns = afns
+        self.shared = r.base in sim.shared_stages
+        self.stages = sim.stages
+        self.ready = sim.ready
 
     @cython.locals(S=RunState)
-    def compile_branch(self, st, stream):
-        S = self
-        g = self.ex.function(st.guard, stream)
-        then = self.block(st.then, stream)
-        other = self.block(st.other, stream)
-        text = self.show(st.guard)
-
-        @cython.locals(s=Session)
-        def op(s):
-            v = g(s.attrs)
-            if v == 1.0:
-                s.frames.append([then, 0, PLAIN, None])
-            elif v == 0.0:
-                s.frames.append([other, 0, PLAIN, None])
-            else:
-                S.fail(f"`branch ({text})`: the guard is {show_num(v)}, not 0 or 1; a draw is "
-                       f"written `branch with (p)`", s, f"branch ({text})")
-        return op
-
-    def compile_choose(self, st, stream):
-        S = self
-        count = self.ex.function(st.count, stream)
-        keys = [self.ex.function(k, stream) for k in st.key]
-        var = st.var
-
-        @cython.locals(s=Session)
-        def op(s):
-            a = s.attrs
-            c = count(a)
-            n = 0 if not c > 0 else (int(c) if c < 1e18 else -1)
-            if n < 0 or n > 100_000_000:
-                S.fail(f"run: `choose` over {show_num(c)} members cannot finish", s, "choose")
-            best = None
-            bj = 0
-            for j in range(n):
-                a[var] = float(j)
-                kv = [k(a) for k in keys]
-                if best is None or lex_less(kv, best):
-                    best = kv
-                    bj = j
-            a[var] = float(bj)
-        return op
-
-    @cython.locals(S=RunState, stage=Stage)
-    def compile_run(self, st, stream):
-        S = self
-        work = self.ex.function(st.work, stream)
-        r = st.stage
-        base, count, idx = r.base, r.count, r.index
-        idxf = self.ex.function(idx, stream) if idx is not None else None
-        mode = st.mode
-        growing = st.growing
-        also = st.also
-        shared = base in self.shared_stages
-        gfn = None
-        if growing is not None and growing.index is not None:
-            gfn = self.ex.function(growing.index, stream)
-        afns = [(a, self.ex.function(a.index, stream) if a.index is not None else None)
-                for a in also]
-        stages = self.stages
-        ready = self.ready
-        if idxf is None and not shared and growing is None:
-            stage = stages[base]  # the common run: one stage, not growing
-
-            @cython.locals(s=Session, w=cython.double)
-            def op(s):
-                w = work(s.attrs)
-                if not w > 0:
-                    ready.append(s)
-                    return True
-                stage.add_job(s, w, mode, None)
-                return True
-            return op
-
-        @cython.locals(s=Session)
-        def op(s):
-            a = s.attrs
-            i = base if idxf is None else S.ref_index(base, count, idxf(a), "stage")
-            w = work(a)
-            if not w > 0:
-                w = 0.0
-            if shared:
-                others = [S.ref_index(x.base, x.count, f(a), "stage") if f else x.base
-                          for x, f in afns]
-                if w == 0.0:
-                    ready.append(s)
-                    return True
-                S.start_flow(s, i, others, w)
-                return True
-            gp = None
-            if growing is not None:
-                gp = growing.base if gfn is None else S.ref_index(growing.base, growing.count,
-                                                                  gfn(a), "pool")
+    def run(self, s):
+        S = self.sim
+        a = s.attrs
+        idxf = self.idxf
+        i = self.base if idxf is None else S.ref_index(self.base, self.count, idxf(a), "stage")
+        w = self.work(a)
+        if not w > 0:
+            w = 0.0
+        if self.shared:
+            others = [S.ref_index(x.base, x.count, f(a), "stage") if f else x.base
+                      for x, f in self.afns]
             if w == 0.0:
-                ready.append(s)
+                _append(self.ready, s)
                 return True
-            stages[i].add_job(s, w, mode, gp)
+            S.start_flow(s, i, others, w)
             return True
-        return op
+        gp = None
+        growing = self.growing
+        if growing is not None:
+            gfn = self.gfn
+            gp = growing.base if gfn is None else S.ref_index(growing.base, growing.count,
+                                                              gfn(a), "pool")
+        if w == 0.0:
+            _append(self.ready, s)
+            return True
+        self.stages[i].add_job(s, w, self.mode, gp)
+        return True
+
+
+@cython.cclass
+class Fused(Op):
+    """``ops`` (sets and observes, which never stop the session) and then ``last`` (``None``:
+    nothing), returning what ``last`` returns: see ``SessionOps.fuse``."""
+
+    def __init__(self, ops, last):
+        self.ops = tuple(ops)
+        self.last = last
+
+    @cython.locals(o=Op)
+    def run(self, s):
+        for o in self.ops:
+            o.run(s)
+        if self.last is not None:
+            return self.last.run(s)
+        return False
+
+
+@cython.cclass
+class Pair(Op):
+    """``first`` (a set or an observe) and then ``last``: the most common ``Fused``."""
+
+    def __init__(self, first, last):
+        self.first = first
+        self.last = last
+
+    def run(self, s):
+        self.first.run(s)
+        return self.last.run(s)
 
 
 def fused_op(ops, last):
-    """One op doing ``ops`` (sets and observes, which never stop the session) and then
-    ``last`` (``None``: nothing), returning what ``last`` returns."""
-    if last is None and len(ops) == 1:
-        return ops[0]
-    if last is not None and len(ops) == 1:
-        first = ops[0]
+    """One op doing ``ops`` and then ``last``."""
+    if len(ops) == 1:
+        return ops[0] if last is None else Pair(ops[0], last)
+    return Fused(ops, last)
 
-        def op(s):
-            first(s)
-            return last(s)
-        return op
-    ops = tuple(ops)
 
-    def op(s):
-        for o in ops:
-            o(s)
-        if last is not None:
-            return last(s)
-    return op
+@cython.cclass
+class Deferring(Op):
+    """An op whose out-of-range indices are reported after it (the last one), as the
+    reference does; see ``Sim.ref_index``."""
+
+    def __init__(self, sim, op):
+        self.sim = sim
+        self.op = op
+        self.indexed = True
+
+    @cython.locals(S=RunState, r=cython.bint)
+    def run(self, s):
+        S = self.sim
+        S.defer_index = True
+        try:
+            r = self.op.run(s)
+        finally:
+            S.defer_index = False
+        if S.index_error is not None:
+            S.raise_index_error()
+        return r
 
 
 def has_index(node):

@@ -3,7 +3,6 @@
 # field is `public`: the monitors, hooks, claims, report and tests read them as attributes.
 # engine.Sim and the concepts' init_* set them; which concept writes each is noted.
 
-cimport cython
 from serq.sim.scheduler cimport Scheduler
 from serq.sim.sessions cimport Session
 from serq.sim.stats cimport TimeAvg
@@ -78,15 +77,3 @@ cdef class RunState(Scheduler):
     # pools.PoolOps
     cdef public bint pools_on_demand
     cdef public Py_ssize_t n_preemptions  # the sum of every pool's preemptions
-
-
-# the compiled engine's ready queue (state.py): sessions in the list's slots head..tail-1
-@cython.final
-cdef class ReadyQueue:
-    cdef list slots
-    cdef Py_ssize_t head
-    cdef Py_ssize_t tail
-    @cython.locals(slots=list, tail=Py_ssize_t)
-    cpdef append(self, s)
-    @cython.locals(slots=list, head=Py_ssize_t)
-    cpdef popleft(self)
