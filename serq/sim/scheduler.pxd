@@ -45,4 +45,4 @@ cpdef Event pop_until(Scheduler sched, double horizon)
 @cython.locals(heap=list)
 cpdef bint due(Scheduler sched, double now)
 @cython.locals(ev=Event)
-cdef int post(Scheduler sched, double t, int kind, x, y, z) except -1
+cpdef int post(Scheduler sched, double t, int kind, x, y, z) except -1
