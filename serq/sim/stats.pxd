@@ -30,6 +30,8 @@ cdef class LogHist:
     cdef public double sum
     cdef public dict _buckets
     cdef public object _zero
+    cdef public double _lastq
+    cdef public list _lastb
 
     cpdef void add(self, double x)
     cpdef void add_repeat(self, double x, Py_ssize_t k)

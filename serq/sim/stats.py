@@ -175,20 +175,26 @@ class LogHist:
     ``arith.add`` sums it (of two NaNs the first, as CPython keeps it).
     """
 
-    __slots__ = ("count", "sum", "_buckets", "_zero")
+    __slots__ = ("count", "sum", "_buckets", "_zero", "_lastq", "_lastb")
 
     def __init__(self):
         self.count = 0
         self.sum = 0.0
         self._buckets = {}  # k -> [count, min, max]
         self._zero = None  # [count, min, max] of the x <= 0 bucket
+        # the bucket of the last x > 0 added (``_lastb``, None before one) and its k as
+        # ``floor`` gave it (``_lastq``): consecutive latencies mostly share a bucket, which
+        # is then found without a dictionary look-up (nor, compiled, an int object)
+        self._lastq = 0.0
+        self._lastb = None
 
     @cython.ccall
     def add(self, x: cython.double) -> cython.void:
         self.add_repeat(x, 1)
 
     @cython.ccall
-    @cython.locals(total=cython.double, i=cython.Py_ssize_t, q=cython.double)
+    @cython.locals(total=cython.double, i=cython.Py_ssize_t, q=cython.double,
+                   fq=cython.double, lo=cython.double, hi=cython.double, b=list)
     def add_repeat(self, x: cython.double, k: cython.Py_ssize_t) -> cython.void:
         """``add(x)`` ``k`` times (the sum still added one by one)."""
         self.count += k
@@ -203,20 +209,30 @@ class LogHist:
         if x > 0:
             q = _log(x) / _LOG_STEP
             # math.floor of a float: an int, or OverflowError for inf (x = inf)
-            kb = int(_floor(q)) if q - q == 0.0 else math.floor(q)
-            b = self._buckets.get(kb)
-            if b is None:
-                self._buckets[kb] = [k, x, x]
-                return
+            fq = _floor(q) if q - q == 0.0 else math.floor(q)
+            b = self._lastb
+            if b is None or fq != self._lastq:
+                kb = int(fq)
+                b = self._buckets.get(kb)
+                if b is None:
+                    b = [k, x, x]
+                    self._buckets[kb] = b
+                    self._lastq = fq
+                    self._lastb = b
+                    return
+                self._lastq = fq
+                self._lastb = b
         else:
             b = self._zero
             if b is None:
                 self._zero = [k, x, x]
                 return
         b[0] += k
-        if x < b[1]:
+        lo = b[1]
+        if x < lo:
             b[1] = x
-        if x > b[2]:
+        hi = b[2]
+        if x > hi:
             b[2] = x
 
     @property

@@ -4,9 +4,19 @@
 # monitors, the claims, the plan export and the tests read them as attributes.
 
 cimport cython
+from serq.sim.pools cimport Hold, HoldEntry
 from serq.sim.sessions cimport Session
 from serq.sim.stages cimport Job, Stage
 from serq.sim.stats cimport LogHist, TimeAvg, Welford
+
+
+@cython.final
+cdef class Growth:
+    cdef public Hold h
+    cdef public HoldEntry e
+    cdef public Session o
+    cdef public HoldEntry e1
+    cdef public list pair
 
 
 cdef class StepStage(Stage):
@@ -52,4 +62,5 @@ cdef class StepStage(Stage):
     cpdef void launch(self, list assign, double attn, tuple sums, double chunk=*)
     cpdef bint admit_bound(self, double left)
     cpdef token(self, Session s, bint decode)
+    cpdef void iter_end(self, object epoch)
 

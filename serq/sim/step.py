@@ -21,7 +21,9 @@ from serq.sim.stages import Stage
 if cython.compiled:  # C types: job, hold and session fields, the run's fields and context
     # variables, the accumulators' updates
     from cython.cimports.serq.sim.context import Context
-    from cython.cimports.serq.sim.pools import Hold, HoldEntry, PoolCore
+    from cython.cimports.serq.sim.pools import (Hold, HoldEntry, PoolCore, admit_request,
+                                                 grow_hold, innermost)
+    from cython.cimports.serq.sim.sessions import execute
     from cython.cimports.serq.sim.sessions import Session
     from cython.cimports.serq.sim.stages import Job
     from cython.cimports.serq.sim.state import RunState
@@ -29,7 +31,8 @@ if cython.compiled:  # C types: job, hold and session fields, the run's fields a
     from cython.cimports.serq.sim.states import GROWING, IN_STAGE, QUEUED, READY
 else:
     from serq.sim.context import Context
-    from serq.sim.pools import Hold, HoldEntry, PoolCore
+    from serq.sim.pools import Hold, HoldEntry, PoolCore, admit_request, grow_hold, innermost
+    from serq.sim.sessions import execute
     from serq.sim.state import RunState
     from serq.sim.sessions import Session
     from serq.sim.stages import Job
@@ -40,6 +43,24 @@ NAN = math.nan
 U64_MAX = float(1 << 64)
 ZERO_COST_LIMIT = 100_000
 first = itemgetter(0)  # the sort key of a (key, job) pair
+
+
+@cython.final
+@cython.cclass
+class Growth:
+    """What a ``growing`` job advances: its owner's hold and entry on the pool it grows, and
+    the owner (``Job.gent``, fixed while the job is resident). For a growing decode with one
+    KV entry whose hold is marked grown, also that entry (``e1``) and the job's ``[job,
+    tokens]`` pair of the assignment (``pair``): ``Job.dge`` is then this record, the fast
+    path of ``start_iteration``. Compiled, a cclass (``step.pxd``): its fields read as C."""
+    __slots__ = ("h", "e", "o", "e1", "pair")
+
+    def __init__(self, h, e, o):
+        self.h = h
+        self.e = e
+        self.o = o
+        self.e1 = None
+        self.pair = None
 
 
 @cython.cclass
@@ -167,7 +188,9 @@ class StepStage(Stage):
         del self.jobs[j.id]
         self.residents.remove(j)
         self.rver += 1
-        j.dge = None  # (its pair refers to j: a cycle, left to the cyclic GC otherwise)
+        # (its pair refers to j: a cycle, left to the cyclic GC otherwise)
+        j.dge = None
+        j.gent = None
         if self.running is not None:
             assign = self.running[1]
             for k, a in enumerate(assign):
@@ -312,8 +335,9 @@ class StepStage(Stage):
                    decode=cython.bint, want=cython.double, tokens=cython.double,
                    cap=cython.double, need=cython.double, hk=cython.double,
                    grown=cython.bint, preempted=cython.bint, eps=cython.double, j=Job,
-                   h=Hold, e=HoldEntry, e1=HoldEntry, o=Session, k=cython.Py_ssize_t,
-                   sim=RunState, assign=list, res=list, pair=list, dge=tuple, ge=tuple)
+                   h=Hold, e=HoldEntry, o=Session, k=cython.Py_ssize_t, sim=RunState,
+                   assign=list, res=list, pair=list, dge=Growth, ge=Growth, x=Job,
+                   seen=list)
     def start_iteration(self):
         """Plan and start an iteration (§8.3, §8.5): serve the residents in the serving order
         (§8.4), each its want within the budget left (under ``exclusive prefill``: one
@@ -383,14 +407,15 @@ class StepStage(Stage):
                 if dge is not None and left >= 1.0 and j.work >= 1.0:
                     # the common decode: one token, no growth needed; what the general
                     # steps below do in that case (see where dge is set)
-                    e, o, e1, pair = dge
-                    if o.status != GROWING and not e.pos + 1.0 - e.alloc > eps:
+                    e = dge.e
+                    if dge.o.status != GROWING and not e.pos + 1.0 - e.alloc > eps:
                         e.pos += 1.0
+                        pair = dge.pair
                         pair[1] = 1.0  # (the pair of a previous iteration, reused)
                         assign.append(pair)
                         ntok += 1.0
                         dec += 1
-                        kvb += e1.alloc
+                        kvb += dge.e1.alloc
                         left -= 1.0
                         if left <= 0:
                             full = True
@@ -411,16 +436,19 @@ class StepStage(Stage):
                     o = j.owner
                     if o.status == GROWING:
                         continue
-                    ge = j.gent = self.growing_entry(o, j.growing)
+                    ge = growing_entry(sim, o, j.growing)
+                    j.gent = ge
                 if ge is not None:
-                    h, e, o = ge
+                    h = ge.h
+                    e = ge.e
+                    o = ge.o
                     if o.status == GROWING:
                         continue
                     need = e.pos + tokens - e.alloc
                     if need > eps:
                         if not check:
                             seen = res[:k + 1]  # this pass's jobs so far
-                        grown = sim.grow(o, j.growing, need, j)
+                        grown = grow_hold(sim, o, j.growing, need, j)
                         if self.rver != ver:  # the list changed under the pass
                             if not check:
                                 for x in seen:
@@ -454,7 +482,9 @@ class StepStage(Stage):
                         # job's [job, tokens] pair of the assignment made once (a job is in
                         # one assignment at a time, once, and nothing keeps an assignment
                         # after its iteration ended)
-                        j.dge = (ge[1], ge[2], j.kv1, [j, 1.0])
+                        ge.e1 = j.kv1
+                        ge.pair = [j, 1.0]
+                        j.dge = ge
                 else:
                     npre += tokens
                     kvp += hk
@@ -481,8 +511,8 @@ class StepStage(Stage):
             for j, tokens in assign:
                 ge = j.gent
                 if ge is not None:
-                    ge[1].pos += tokens
-                    ge[0].grown = True
+                    ge.e.pos += tokens
+                    ge.h.grown = True
         preempted = sim.n_preemptions > pre0
         if not assign and not preempted:
             return
@@ -592,15 +622,6 @@ class StepStage(Stage):
         if sim.hooks is not None:
             sim.hooks.iter_launch(self, assign, cost, sums)
 
-    def growing_entry(self, o, g):
-        """The hold and entry a ``growing`` job advances (fixed while the job is resident)."""
-        sim = self.sim
-        h = sim.innermost(o, g)
-        if h is None:
-            name = sim.p.pools[g].name
-            sim.fail(f"`growing {name}` outside a hold of it", o, f"growing {name}")
-        return h, h.entry(g), o
-
     @cython.locals(s=Session, sim=RunState, pl=PoolCore)
     def admit_bound(self, left):
         """Admit one waiting hold of an ``admit via`` pool inside the iteration (§8.8)."""
@@ -619,12 +640,12 @@ class StepStage(Stage):
                 pl.queue.popleft()
             else:
                 pl.queue.remove(req)
-            sim.admit(req)
+            admit_request(sim, req)
             ready = sim.ready
             while ready:
                 s = ready.popleft()
                 if s.status == READY:
-                    sim.execute(s)
+                    execute(sim, s)
             return True
         return False
 
@@ -702,6 +723,7 @@ class StepStage(Stage):
                 res.remove(j)
                 self.rver += 1
                 j.dge = None  # see remove_job
+                j.gent = None
                 self.job_done(j)
         if sim.hooks is not None:
             sim.hooks.iter_end(self, done if done is not None else [])
@@ -735,6 +757,18 @@ def const_or_function(ex, e):
     if shape == K:
         return None, v
     return f, 0.0
+
+
+@cython.cfunc
+@cython.locals(sim=RunState, h=Hold)
+def growing_entry(sim, o, g) -> Growth:
+    """The hold and entry a ``growing`` job of owner ``o`` advances on pool ``g`` (fixed
+    while the job is resident)."""
+    h = innermost(o, g)
+    if h is None:
+        name = sim.p.pools[g].name
+        sim.fail(f"`growing {name}` outside a hold of it", o, f"growing {name}")
+    return Growth(h, h.entry(g), o)
 
 
 @cython.cfunc
