@@ -63,4 +63,7 @@ cdef class StepStage(Stage):
     cpdef bint admit_bound(self, double left)
     cpdef token(self, Session s, bint decode)
     cpdef void iter_end(self, object epoch)
+    cpdef kv_entries(self, object owner)
+    cpdef tuple kv_split(self, list jobs)
+    cpdef tuple assignment_totals(self, list assign)
 

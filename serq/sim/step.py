@@ -517,10 +517,11 @@ class StepStage(Stage):
         if not assign and not preempted:
             return
         if preempted or admitted or exclusive:
-            sums = self.assignment_totals(assign)
-        else:
-            sums = (ntok, dec, npre, kvb, kvp)
-        self.launch(assign, attn, sums, chunk)
+            ntok, dec, npre, kvb, kvp = self.assignment_totals(assign)
+        if type(self).launch is _LAUNCH:  # (the totals as numbers, not a tuple of objects)
+            launch_iteration(self, assign, attn, ntok, dec, npre, kvb, kvp, chunk)
+        else:  # a subclass replaced ``launch`` (tests/faults.py): that one is called
+            self.launch(assign, attn, (ntok, dec, npre, kvb, kvp), chunk)
 
     @cython.locals(ntok=cython.double, npre=cython.double, tokens=cython.double, j=Job)
     def assignment_totals(self, assign):
@@ -568,59 +569,11 @@ class StepStage(Stage):
             return v
         return allowed
 
-    @cython.locals(ntok=cython.double, dec=cython.Py_ssize_t, npre=cython.double,
-                   kvb=cython.double, kvp=cython.double, cost=cython.double, now=cython.double,
-                   batch=Welford, step_cost=Welford, sim=RunState, ctx=Context, epoch=object,
-                   idle_t=cython.double)
     def launch(self, assign, attn, sums, chunk=0.0):
-        """Evaluate the iteration's cost and schedule its end."""
-        sim = self.sim
+        """Evaluate the iteration's cost and schedule its end (``launch_iteration``); ``sums``
+        holds the assignment's tokens, decodes, prefill tokens, kv_decode and kv_prefill."""
         ntok, dec, npre, kvb, kvp = sums
-        ctx = sim.ctx
-        ctx.ntok = ntok
-        ctx.ndec = float(dec)
-        ctx.npre = npre
-        ctx.nres = float(len(self.residents))
-        ctx.kvb = kvb
-        ctx.kvp = kvp
-        ctx.attn = attn
-        sim.cur = None
-        cost = self.cost_fn(self.na)
-        if not cost > 0:
-            cost = 0.0
-            if sim.now == self.zero_time:
-                self.zero_count += 1
-                if self.zero_count > ZERO_COST_LIMIT:
-                    sim.fail(f"run: step stage `{self.decl.name}` ran {ZERO_COST_LIMIT} "
-                             f"iterations of cost 0 at time {sim_time(sim)}, and the clock "
-                             f"cannot move (a hold that can never grow preempts itself at "
-                             f"every iteration?); give the iterations a positive cost or the "
-                             f"pool more room", None, "step iteration")
-            else:
-                self.zero_time = sim.now
-                self.zero_count = 1
-        if sim.hooks is not None:  # the batch formed, not running yet: the claims read here
-            sim.hooks.batch(self, chunk)
-        self.epoch += 1
-        epoch = self.epoch  # (one int object for the record and the event)
-        self.running = (epoch, assign)
-        self.iterations += 1
-        now = sim.now
-        if self.idle_at is not None:
-            idle_t = self.idle_at
-            if idle_t == now:
-                self.idle_at = None  # see flush_idle
-            else:
-                self.flush_idle()
-        self.step_stats(now, dec, npre)
-        if sim.warm and dec > 0:
-            batch = self.batch
-            step_cost = self.step_cost
-            batch.add(dec)
-            step_cost.add(cost)
-        sim.schedule(now + cost, EV_ITER, self.index, epoch, None)
-        if sim.hooks is not None:
-            sim.hooks.iter_launch(self, assign, cost, sums)
+        launch_iteration(self, assign, attn, ntok, dec, npre, kvb, kvp, chunk)
 
     @cython.locals(s=Session, sim=RunState, pl=PoolCore)
     def admit_bound(self, left):
@@ -750,6 +703,62 @@ class StepStage(Stage):
         return x
 
 
+@cython.cfunc
+@cython.locals(self=StepStage, assign=list, attn=cython.double, ntok=cython.double,
+               dec=cython.Py_ssize_t, npre=cython.double, kvb=cython.double, kvp=cython.double,
+               chunk=cython.double, cost=cython.double, now=cython.double, batch=Welford,
+               step_cost=Welford, sim=RunState, ctx=Context, epoch=object, idle_t=cython.double)
+def launch_iteration(self, assign, attn, ntok, dec, npre, kvb, kvp, chunk) -> cython.void:
+    """Evaluate the iteration's cost and schedule its end (step stage ``self``: the stage's
+    ``launch``, with the totals as numbers)."""
+    sim = self.sim
+    ctx = sim.ctx
+    ctx.ntok = ntok
+    ctx.ndec = float(dec)
+    ctx.npre = npre
+    ctx.nres = float(len(self.residents))
+    ctx.kvb = kvb
+    ctx.kvp = kvp
+    ctx.attn = attn
+    sim.cur = None
+    cost = self.cost_fn(self.na)
+    if not cost > 0:
+        cost = 0.0
+        if sim.now == self.zero_time:
+            self.zero_count += 1
+            if self.zero_count > ZERO_COST_LIMIT:
+                sim.fail(f"run: step stage `{self.decl.name}` ran {ZERO_COST_LIMIT} "
+                         f"iterations of cost 0 at time {sim_time(sim)}, and the clock "
+                         f"cannot move (a hold that can never grow preempts itself at "
+                         f"every iteration?); give the iterations a positive cost or the "
+                         f"pool more room", None, "step iteration")
+        else:
+            self.zero_time = sim.now
+            self.zero_count = 1
+    if sim.hooks is not None:  # the batch formed, not running yet: the claims read here
+        sim.hooks.batch(self, chunk)
+    self.epoch += 1
+    epoch = self.epoch  # (one int object for the record and the event)
+    self.running = (epoch, assign)
+    self.iterations += 1
+    now = sim.now
+    if self.idle_at is not None:
+        idle_t = self.idle_at
+        if idle_t == now:
+            self.idle_at = None  # see flush_idle
+        else:
+            self.flush_idle()
+    self.step_stats(now, dec, npre)
+    if sim.warm and dec > 0:
+        batch = self.batch
+        step_cost = self.step_cost
+        batch.add(dec)
+        step_cost.add(cost)
+    sim.schedule(now + cost, EV_ITER, self.index, epoch, None)
+    if sim.hooks is not None:
+        sim.hooks.iter_launch(self, assign, cost, (ntok, dec, npre, kvb, kvp))
+
+
 def const_or_function(ex, e):
     """``(None, value)`` for an expression that is a constant (``exprs``' folded node), else
     ``(f, 0.0)``: its function."""
@@ -812,6 +821,9 @@ def job_kv(st, j):
 def sim_time(sim):
     from serq.sim.fmt import display
     return display(sim.now)
+
+
+_LAUNCH = getattr(StepStage, "launch")  # the class's own (start_iteration calls it in C)
 
 
 class StepOps:
