@@ -141,10 +141,10 @@ cdef class Fused(Op):
     cpdef bint run(self, Session s) except -1
 
 cdef class Pair(Op):
-    cdef Op first, last
+    cdef readonly Op first, last
     cpdef bint run(self, Session s) except -1
 
 cdef class Deferring(Op):
     cdef RunState sim
-    cdef Op op
+    cdef readonly Op op
     cpdef bint run(self, Session s) except -1
