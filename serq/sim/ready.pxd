@@ -13,3 +13,4 @@ cdef class ReadyQueue:
     cpdef append(self, s)
     @cython.locals(slots=list, head=Py_ssize_t)
     cpdef popleft(self)
+    cpdef clear(self)

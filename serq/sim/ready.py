@@ -22,8 +22,8 @@ except ImportError:  # Cython not installed: the no-op stand-in, the module runs
 @cython.cclass
 class ReadyQueue:
     """The ready queue of the compiled engine (interpreter.md §3.3, §4): the sessions in the
-    order they became ready, taken from the front; ``append``, ``popleft`` and its truth as
-    ``collections.deque``'s, which the interpreted engine uses (``new_ready_queue``).
+    order they became ready, taken from the front; ``append``, ``popleft``, ``clear`` and its
+    truth as ``collections.deque``'s, which the interpreted engine uses (``new_ready_queue``).
 
     Why not the deque compiled: its methods are reached through Python's protocol, a method
     look-up and a call per session (about a twentieth of a compiled M/M/1 event, issue 10);
@@ -66,6 +66,11 @@ class ReadyQueue:
             head = self.tail = 0
         self.head = head
         return s
+
+    def clear(self):
+        """Empty the queue."""
+        self.slots = []
+        self.head = self.tail = 0
 
     def __len__(self):
         return self.tail - self.head
