@@ -59,3 +59,9 @@ bint = int = long = uint = ulonglong = longlong = double = Py_ssize_t = void = _
 def freelist(n):
     """`@cython.freelist(n)`: a free list of n objects for a cclass (no-op here)."""
     return _same
+
+
+def exceptval(value=None, check=True):
+    """`@cython.exceptval(value, check=True)`: the C value that signals an exception from a
+    typed function (no-op here)."""
+    return _same

@@ -1,25 +1,26 @@
-"""IR expressions compiled to closures, once per run (interpreter.md §13, language.md §4.3).
+"""IR expressions compiled to trees of typed nodes, once per run (interpreter.md §13,
+language.md §4.3).
 
-Each expression becomes one function ``f(a)`` (``a``: the attribute list of the session,
-entry snapshot or ``None`` it is read for), built directly from the IR tree: one small
-closure per node, its children's functions captured, so the event loop never walks IR nodes
-and no source text is generated. Common shapes get their own closure, chosen once when the
-node is built: a node over constants is folded to its value (computed by the same function
-the closure would call), and an operator on an attribute read, a constant or ``now`` reads
-it in place instead of calling a child.
+Each expression becomes one node (``exprnodes.Expr``), built directly from the IR tree; its
+method ``ev(a)`` evaluates it (``a``: the attribute list of the session, entry snapshot or
+the run's ``na`` it is read for), in C when compiled (see ``exprnodes``). The event loop
+never walks IR nodes and no source text is generated. Common shapes get their own class,
+chosen once when the node is built: a node over constants is folded to its value (computed
+by the same function the node would call), and an operator on an attribute read, a constant
+or ``now`` reads it in place instead of calling a child.
 
 The arithmetic is ``serq.ir.arith`` (the reference's f64 answers where Python's differ:
 division by zero, ``powf``, ``ln``/``sqrt`` of negatives, NaN signs, the first of two NaN
 operands, ``f64::min``/``max`` ignoring NaN, ``floor``/``ceil`` keeping the sign of zero):
-its functions are called. Python's own ``+`` and ``*`` (``operator.add``/``mul``) are used
-only where one operand is a constant that is not a NaN, so that two NaN operands cannot meet
-(the one case where CPython's answer differs from arith's; ``-`` is always CPython's).
+its functions are called (compiled, as C functions). Interpreted, Python's own ``+`` and
+``*`` (``operator.add``/``mul``) are used only where one operand is a constant that is not a
+NaN, so that two NaN operands cannot meet (the one case where CPython's answer differs from
+arith's; ``-`` is always CPython's).
 
 Context variables are read from the simulator's clock (``S.now``) and its ``Context``
-(``S.ctx.waited`` …), which each moment sets before it evaluates. A draw names its random stream at compile time: the
-stream is a property of where the expression sits, not of the expression. It calls its law's
-sampler in ``rng.py`` (the one definition of each law); compiled, that is a C call on the
-typed generator, the mean and the draw C doubles (``rng.pxd``).
+(``S.ctx.waited`` …), which each moment sets before it evaluates. A draw names its random
+stream at compile time: the stream is a property of where the expression sits, not of the
+expression. It calls its law's sampler in ``rng.py`` (the one definition of each law).
 """
 from __future__ import annotations
 
@@ -27,38 +28,16 @@ import math
 import operator
 import struct
 
-try:
-    import cython
-except ImportError:  # Cython not installed: the no-op stand-in, the module runs interpreted
-    from serq import _cython_shim as cython
-
 from serq.ir import arith
 from serq.ir import types as T
 from serq.sim.context import Context  # noqa: F401  (its old home; tests import it here)
+from serq.sim.exprnodes import (CTX, A, Aggregate, And, BernoulliK, Bernoulli, BinAA, BinAF,
+                                BinAK, BinFA, BinFF, BinFK, BinKA, BinKF, Cond, Const, Erlang,
+                                Exp, ExpK, F, Fail, H2, H2K, K, Member, MemberAt, N, Now,
+                                NowAttr, NowSub, Or, Price, UnAttr, Unary, Uniform, UniformK)
+from serq.sim.exprnodes import Attr as AttrNode
 
-# The samplers of the random streams (the one definition of each law, rng.py); compiled, a
-# draw is a C call on the typed generator (rng.pxd), its arguments and result C doubles
-if cython.compiled:
-    from cython.cimports.serq.sim.rng import (Rng, erlang_k, sample_bernoulli, sample_erlang,
-                                              sample_exp, sample_h2, sample_uniform)
-else:
-    from serq.sim.rng import (Rng, erlang_k, sample_bernoulli, sample_erlang, sample_exp,
-                              sample_h2, sample_uniform)
-
-INF = math.inf
-NAN = math.nan
-
-#: the field of ``Context`` each IR context variable reads (``Now``: the clock, ``S.now``)
-CTX_FIELD = {"Now": "now", "Waited": "waited", "Size": "size", "Age": "age", "Last": "last",
-             "Queued": "queued", "N": "n", "Ntok": "ntok", "Ndec": "ndec", "Npre": "npre",
-             "Nres": "nres", "Kvb": "kvb", "Kvp": "kvp", "Attn": "attn",
-             "Decoding": "decoding", "Admission": "admission", "Remaining": "remaining",
-             # a claim over iterations (IR 11), set by the claims observer before it reads
-             "Demand": "demand", "Served": "served", "Arrived": "arrived"}
-
-
-#: Python's operators where arith says they give its answer (see ``binary_op``)
-PLAIN = {"Add": operator.add, "Sub": operator.sub, "Mul": operator.mul}
+__all__ = ["ExprCompiler", "Context", "K", "A", "N", "F", "expr_key"]
 
 FUN_NAME = {"Queue": "queue", "Busy": "busy", "Work": "work", "BudgetLeft": "budget_left",
             "EstLambda": "est_lambda", "EstRho": "est_rho", "EstWait": "est_wait",
@@ -67,31 +46,25 @@ FUN_NAME = {"Queue": "queue", "Busy": "busy", "Work": "work", "BudgetLeft": "bud
 STAGE_FUNS = ("Queue", "Busy", "Work", "BudgetLeft", "EstLambda", "EstRho", "EstWait")
 POOL_FUNS = ("Used", "Free", "CachedIn", "Holders", "Queued")
 SAMPLE_ARITY = {"Exp": 1, "Det": 1, "Bernoulli": 1, "Uniform": 2, "Erlang": 2, "H2": 2}
+NAN = math.nan
 
-# The shape of a built node, ``(shape, f, v)``: a constant (``v`` its value), an attribute
-# read (``v`` its slot), ``now`` (``v`` the simulator), or anything else (``v`` unused).
-K, A, N, F = range(4)
-
-ERLANG_LIMIT = 10_000_000
+#: Python's operators where arith says they give its answer (see ``binary_op``)
+PLAIN = {arith.add: operator.add, arith.sub: operator.sub, arith.mul: operator.mul}
 
 
 class ExprCompiler:
-    """Builds the function of each expression of a run, for the simulator ``S``."""
+    """Builds the node of each expression of a run, for the simulator ``S``."""
 
     def __init__(self, sim):
         self.S = sim
         self.cache = {}
-        # the context variables read by the expressions built so far (see ``function``)
+        # the context variables read by the expressions built so far (see ``expr``)
         self.ctx_used = set()
         self.cache_ctx = {}
 
-    def function(self, e, stream="session", track=True):
-        """A function ``f(a)`` evaluating ``e``; draws come from ``stream``. Unless ``track``
-        is false, the context variables ``e`` reads are added to ``ctx_used``."""
-        return self.node(e, stream, track)[1]
-
-    def node(self, e, stream="session", track=True):
-        """``function``'s node ``(shape, f, v)``: for a caller that reads a shape in place."""
+    def expr(self, e, stream="session", track=True):
+        """The node (an ``Expr``) evaluating ``e``; draws come from ``stream``. Unless
+        ``track`` is false, the context variables ``e`` reads are added to ``ctx_used``."""
         key = (expr_key(e), stream)
         n = self.cache.get(key)
         outer = self.ctx_used
@@ -105,26 +78,40 @@ class ExprCompiler:
             outer |= self.cache_ctx[key]
         return n
 
+    def function(self, e, stream="session", track=True):
+        """``expr``'s node as a function ``f(a)`` (its bound ``ev``), for a Python caller."""
+        return self.expr(e, stream, track).ev
+
+    def node(self, e, stream="session", track=True):
+        """``(shape, f, v)``: ``expr``'s node's shape (``K, A, N, F``), its function, and its
+        datum: a constant's value, an attribute's slot, ``now``'s simulator (else None)."""
+        n = self.expr(e, stream, track)
+        s = n.shape
+        v = n.value if s == K else n.slot if s == A else self.S if s == N else None
+        return (s, n.ev, v)
+
     def build(self, e, stream):
-        """The node ``(shape, f, v)`` of ``e`` (see ``K, A, N, F``)."""
+        """The node of ``e``."""
         t = type(e)
         if t is T.Num:
             v = e.value
-            return const(NAN if v != v else v)
+            return Const(NAN if v != v else v)
         if t is T.Attr:
-            return attr(e.slot)
+            return AttrNode(e.slot)
         if t is T.Ctx:
             self.ctx_used.add(e.var)
-            return ctx_read(self.S, CTX_FIELD[e.var])
+            if e.var == "Now":
+                return Now(self.S)
+            return CTX[e.var](self.S.ctx)
         if t is T.Unary:
             x = self.build(e.operand, stream)
-            return unary(operator.neg if e.op == "Neg" else arith.not_, x)
+            return unary(arith.neg if e.op == "Neg" else arith.not_, x)
         if t is T.Binary:
             x = self.build(e.left, stream)
             y = self.build(e.right, stream)
             if e.op == "And" or e.op == "Or":
                 return logical(e.op, x, y)
-            return binary(binary_op(e.op, x, y), x, y)
+            return binary(arith.BINARY[e.op], x, y)
         if t is T.Cond:
             return cond(self.build(e.cond, stream), self.build(e.then, stream),
                         self.build(e.other, stream))
@@ -133,7 +120,7 @@ class ExprCompiler:
         if t is T.Call:
             return self.build_call(e, stream)
         if t is T.Agg:  # a claim `at end` (IR 11): the observer supplies the aggregates
-            return aggregate(self.S, e.kind, e.obs)
+            return Aggregate(self.S, e.kind, e.obs)
         raise ValueError(f"unknown expression {e!r}")
 
     def build_sample(self, e, stream):
@@ -152,18 +139,13 @@ class ExprCompiler:
         if e.dist == "Bernoulli":
             return draw_bernoulli(rng, args[0])
         if e.dist == "Erlang":
-            return draw_erlang(rng, args[0], args[1])
+            return Erlang(rng, args[0], args[1])
         return draw_h2(rng, args[0], args[1])
 
     def bad(self, message):
-        """The function of an expression the IR allows but no run can evaluate (a function
-        given the wrong arguments: the reference panics when it reaches one)."""
-        S = self.S
-        text = f"run: {message} (an IR the compiler did not write?)"
-
-        def f(a):
-            return S.fail(text, S.cur)
-        return (F, f, None)
+        """The node of an expression the IR allows but no run can evaluate (a function given
+        the wrong arguments: the reference panics when it reaches one)."""
+        return Fail(self.S, f"run: {message} (an IR the compiler did not write?)")
 
     def build_call(self, e, stream):
         fun = e.fun
@@ -188,284 +170,106 @@ class ExprCompiler:
         if fun in arith.FUNCTIONS1:
             return unary(arith.FUNCTIONS1[fun], self.build(args[0].expr, stream))
         method = getattr(self.S, "fn_" + FUN_NAME[fun])
-        member = self.member(args[0].ref, stream)
+        r = args[0].ref
+        # the member: its index, or the node computing it (selected by ``S.ref_index``)
+        index = None if r.index is None else self.build(r.index, stream)
         if fun == "Price":
             x = self.build(args[1].expr, stream)
-            return price(method, member, x, self.build(args[2].expr, stream))
-        return member_fn(method, member)
-
-    def member(self, r, stream):
-        """The member a CRef selects: its index as a constant node, or a node computing it."""
-        if r.index is None:
-            return const(r.base)
-        index = self.S.ref_index
-        base, count = r.base, r.count
-        fi = self.build(r.index, stream)[1]
-
-        def f(a):
-            return index(base, count, fi(a), None)
-        return (F, f, None)
+            return Price(method, self.S, r.base, r.count, index, x,
+                         self.build(args[2].expr, stream))
+        if index is None:
+            return Member(method, r.base)
+        return MemberAt(method, self.S, r.base, r.count, index)
 
 
-# -- the closures of the node shapes ---------------------------------------------------------
+
+# -- operators: the shapes of their operands ------------------------------------------------
 
 
-def const(v):
-    def f(a):
-        return v
-    return (K, f, v)
+def binary_op(f, x, y):
+    """The Python function of the operation ``f`` (arith's) on the nodes ``x``, ``y``:
+    ``f``, or Python's operator where arith's docstring says it gives the same answer (``-``
+    always; ``+`` and ``*`` when an operand is a constant other than NaN, so two NaNs never
+    meet)."""
+    if f is arith.sub or (f in PLAIN and (x.shape == K and x.value == x.value
+                                          or y.shape == K and y.value == y.value)):
+        return PLAIN[f]
+    return f
 
 
-def attr(i):
-    def f(a):
-        return a[i]
-    return (A, f, i)
+def unary(f, x):
+    """``f(x)`` for arith's function ``f`` of one argument; folded when ``x`` is constant."""
+    if x.shape == K:
+        return Const(f(x.value))
+    if x.shape == A:
+        return UnAttr(f, x.slot)
+    return Unary(f, x)
 
 
-def ctx_read(S, field):
-    """A context variable, read when the expression runs: the clock from the simulator,
-    the others from its ``Context``."""
-    if field == "now":
-        def f(a):
-            return S.now
-        return (N, f, S)
-    ctx = S.ctx
-
-    def g(a):
-        return getattr(ctx, field)  # (an attrgetter is called through an argument tuple)
-    return (F, g, None)
-
-
-def binary_op(op, x, y):
-    """The function of a binary operator, given its operand nodes: arith's, or Python's
-    operator where arith's docstring says it gives the same answer (``-`` always; ``+`` and
-    ``*`` when an operand is a constant other than NaN, so two NaNs never meet)."""
-    if op == "Sub" or (op in PLAIN and (x[0] == K and x[2] == x[2]
-                                        or y[0] == K and y[2] == y[2])):
-        return PLAIN[op]
-    return arith.BINARY[op]
-
-
-def unary(op, x):
-    sx, fx, vx = x
+def binary(f, x, y):
+    """``f(x, y)`` for arith's function ``f`` of two arguments, both operands evaluated, the
+    first first; folded when both are constant."""
+    sx = x.shape
+    sy = y.shape
+    if sx == K and sy == K:
+        return Const(f(x.value, y.value))
+    op = binary_op(f, x, y)
     if sx == K:
-        return const(op(vx))
+        return BinKA(op, f, x.value, y.slot) if sy == A else BinKF(op, f, x.value, y)
     if sx == A:
-        def f(a):
-            return op(a[vx])
-    else:
-        def f(a):
-            return op(fx(a))
-    return (F, f, None)
-
-
-def binary(op, x, y):
-    """``op(x, y)``, both operands evaluated, the first first."""
-    sx, fx, vx = x
-    sy, fy, vy = y
-    if sx == K:
         if sy == K:
-            return const(op(vx, vy))
-        if sy == A:
-            def f(a):
-                return op(vx, a[vy])
-        else:
-            def f(a):
-                return op(vx, fy(a))
-    elif sx == A:
-        if sy == K:
-            def f(a):
-                return op(a[vx], vy)
-        elif sy == A:
-            def f(a):
-                return op(a[vx], a[vy])
-        else:
-            def f(a):
-                return op(a[vx], fy(a))
-    elif sy == K:
-        def f(a):
-            return op(fx(a), vy)
-    elif sy == A:
-        if sx == N and op is operator.sub:  # `now - t0`: the most common expression
-            S = vx  # the simulator ``now`` is read from
-
-            def f(a):
-                return S.now - a[vy]
-        elif sx == N:
-            S = vx
-
-            def f(a):
-                return op(S.now, a[vy])
-        else:
-            def f(a):
-                return op(fx(a), a[vy])
-    else:
-        def f(a):
-            return op(fx(a), fy(a))
-    return (F, f, None)
+            return BinAK(op, f, x.slot, y.value)
+        return BinAA(op, f, x.slot, y.slot) if sy == A else BinAF(op, f, x.slot, y)
+    if sy == K:
+        return BinFK(op, f, x, y.value)
+    if sy == A:
+        if sx == N:  # `now - t0`: the most common expression
+            return NowSub(x.sim, y.slot) if f is arith.sub else NowAttr(op, f, x.sim, y.slot)
+        return BinFA(op, f, x, y.slot)
+    return BinFF(op, f, x, y)
 
 
 def logical(op, x, y):
     """``and``/``or``: 1 or 0; the second operand is evaluated only when the first does not
     decide (its draws are not made otherwise)."""
-    sx, fx, vx = x
-    sy, fy, vy = y
-    if sx == K and sy == K:
-        return const((arith.and_ if op == "And" else arith.or_)(vx, vy))
-    if op == "And":
-        def f(a):
-            return 1.0 if fx(a) != 0.0 and fy(a) != 0.0 else 0.0
-    else:
-        def f(a):
-            return 1.0 if fx(a) != 0.0 or fy(a) != 0.0 else 0.0
-    return (F, f, None)
+    if x.shape == K and y.shape == K:
+        return Const((arith.and_ if op == "And" else arith.or_)(x.value, y.value))
+    return And(x, y) if op == "And" else Or(x, y)
 
 
 def cond(c, x, y):
     """``if c then x else y``: only the branch taken is evaluated."""
-    sc, fc, vc = c
-    if sc == K:
-        return x if vc != 0.0 else y
-    fx = x[1]
-    fy = y[1]
-
-    def f(a):
-        return fx(a) if fc(a) != 0.0 else fy(a)
-    return (F, f, None)
+    if c.shape == K:
+        return x if c.value != 0.0 else y
+    return Cond(c, x, y)
 
 
 # -- draws: a sampler of rng.py on the expression's stream, its arguments evaluated first (in
-# order); a constant argument is converted once. Each closure declares its own locals
-# (`a=object`): a nested function otherwise takes its enclosing function's declarations.
+# order); constant arguments are held as numbers
 
-@cython.locals(r=Rng, m=cython.double)
 def draw_exp(rng, mean):
     """``~exp(m)``: ``rng.sample_exp``."""
-    r = rng
-    sm, fm, vm = mean
-    if sm == K:
-        m = vm
-
-        @cython.locals(a=object)
-        def f(a):
-            return sample_exp(r, m)
-    else:
-        @cython.locals(a=object)
-        def f(a):
-            return sample_exp(r, fm(a))
-    return (F, f, None)
+    return ExpK(rng, mean.value) if mean.shape == K else Exp(rng, mean)
 
 
-@cython.locals(r=Rng, lo=cython.double, hi=cython.double)
 def draw_uniform(rng, low, high):
     """``~uniform(lo, hi)``: ``rng.sample_uniform``."""
-    r = rng
-    if low[0] == K and high[0] == K:
-        lo = low[2]
-        hi = high[2]
-
-        @cython.locals(a=object)
-        def f(a):
-            return sample_uniform(r, lo, hi)
-        return (F, f, None)
-    fl = low[1]
-    fh = high[1]
-
-    @cython.locals(a=object, x=cython.double)
-    def g(a):
-        x = fl(a)
-        return sample_uniform(r, x, fh(a))
-    return (F, g, None)
+    if low.shape == K and high.shape == K:
+        return UniformK(rng, low.value, high.value)
+    return Uniform(rng, low, high)
 
 
-@cython.locals(r=Rng, pv=cython.double)
 def draw_bernoulli(rng, p):
     """``~bernoulli(p)``: ``rng.sample_bernoulli``."""
-    r = rng
-    if p[0] == K:
-        pv = p[2]
-
-        @cython.locals(a=object)
-        def f(a):
-            return sample_bernoulli(r, pv)
-        return (F, f, None)
-    fp = p[1]
-
-    @cython.locals(a=object)
-    def g(a):
-        return sample_bernoulli(r, fp(a))
-    return (F, g, None)
+    return BernoulliK(rng, p.value) if p.shape == K else Bernoulli(rng, p)
 
 
-@cython.locals(r=Rng, mv=cython.double, cv=cython.double)
 def draw_h2(rng, mean, c2):
     """``~h2(m, c2)``: ``rng.sample_h2``."""
-    r = rng
-    if mean[0] == K and c2[0] == K:
-        mv = mean[2]
-        cv = c2[2]
+    if mean.shape == K and c2.shape == K:
+        return H2K(rng, mean.value, c2.value)
+    return H2(rng, mean, c2)
 
-        @cython.locals(a=object)
-        def f(a):
-            return sample_h2(r, mv, cv)
-        return (F, f, None)
-    fm = mean[1]
-    fc = c2[1]
-
-    @cython.locals(a=object, x=cython.double)
-    def g(a):
-        x = fm(a)
-        return sample_h2(r, x, fc(a))
-    return (F, g, None)
-
-
-@cython.locals(r=Rng)
-def draw_erlang(rng, k, mean):
-    """``~erlang(k, m)``: ``rng.sample_erlang``, refused past ``ERLANG_LIMIT`` phases (each
-    a draw)."""
-    r = rng
-    fk = k[1]
-    fm = mean[1]
-
-    @cython.locals(a=object)
-    def f(a):
-        x = fk(a)
-        y = fm(a)
-        if erlang_k(x) > ERLANG_LIMIT:
-            from serq.errors import SimulationError
-            raise SimulationError(f"run: `~erlang(k, m)` with k = {x!r} phases would draw "
-                                  f"that many numbers; serq refuses more than {ERLANG_LIMIT}")
-        return sample_erlang(r, x, y)
-    return (F, f, None)
-
-
-def member_fn(method, member):
-    """A stage's or pool's function of its member (``queue(s)``, ``used(p)`` …)."""
-    sm, fm, vm = member
-    if sm == K:
-        def f(a):
-            return method(vm)
-    else:
-        def f(a):
-            return method(fm(a))
-    return (F, f, None)
-
-
-def price(method, member, x, y):
-    """``price(s, h, d)``: the member first, then the two numbers."""
-    fm, fx, fy = member[1], x[1], y[1]
-
-    def f(a):
-        return method(fm(a), fx(a), fy(a))
-    return (F, f, None)
-
-
-def aggregate(S, kind, obs):
-    """An aggregate of a claim `at end`, read from the observer when the claim is checked
-    (``S.agg_value`` is set by the claims monitor, after the expressions are built)."""
-    def f(a):
-        return S.agg_value(kind, obs)
-    return (F, f, None)
 
 
 _PACK = struct.Struct("<d").pack

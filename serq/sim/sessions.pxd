@@ -58,6 +58,7 @@ cpdef do_turn(RunState self, Session s)
 # `final`: Cython 3.3 refuses a final subclass's definition of a cpdef method it inherits
 # ("Overriding final methods"), and the executor calls `run` through Op's vtable anyway.
 from serq.sim.stages cimport Stage
+from serq.sim.exprnodes cimport Expr
 
 cdef class Op:
     cdef readonly bint indexed    # reports its out-of-range indices after it (Deferring)
@@ -80,13 +81,13 @@ cdef class SetNow(Op):
 
 cdef class SetExpr(Op):
     cdef Py_ssize_t slot
-    cdef object f
+    cdef Expr f
     cpdef bint run(self, Session s) except -1
 
 cdef class Observe(Op):
     cdef RunState sim
     cdef Py_ssize_t k
-    cdef object f
+    cdef Expr f
     cdef Observations rec
     cdef Py_ssize_t slot_turn
     cpdef bint run(self, Session s) except -1
@@ -105,20 +106,20 @@ cdef class Loop(Op):
 
 cdef class Branch(Op):
     cdef object sim
-    cdef object g
+    cdef Expr g
     cdef list then, other
     cdef str text
     cpdef bint run(self, Session s) except -1
 
 cdef class Choose(Op):
     cdef object sim
-    cdef object count
-    cdef list keys
+    cdef Expr count
+    cdef list keys                # of Expr
     cdef Py_ssize_t var
     cpdef bint run(self, Session s) except -1
 
 cdef class RunSimple(Op):
-    cdef object work
+    cdef Expr work
     cdef Stage stage
     cdef str mode
     cdef object ready
@@ -126,8 +127,9 @@ cdef class RunSimple(Op):
 
 cdef class RunGeneral(Op):
     cdef RunState sim
-    cdef object work
-    cdef object base, count, idxf, growing, gfn
+    cdef Expr work
+    cdef object base, count, growing
+    cdef Expr idxf, gfn           # None where the stage or pool is not indexed
     cdef str mode
     cdef list afns
     cdef bint shared

@@ -26,13 +26,16 @@ from serq.sim.fmt import display as show_num
 from serq.sim.ready import append_ready
 
 # Compiled, the run's fields as C slots: the methods and ops typed `RunState` read and write
-# the clock, the counters and the ready queue from the struct (state.pxd)
+# the clock, the counters and the ready queue from the struct (state.pxd); the ops evaluate
+# their expressions' nodes (`Expr`) with C calls (exprnodes.pxd)
 if cython.compiled:
+    from cython.cimports.serq.sim.exprnodes import Expr
     from cython.cimports.serq.sim.observations import Observations
     from cython.cimports.serq.sim.stages import Stage
     from cython.cimports.serq.sim.state import RunState
     from cython.cimports.serq.sim.states import ENDED, LOOP, PLAIN, READY
 else:
+    from serq.sim.exprnodes import Expr
     from serq.sim.observations import Observations
     from serq.sim.stages import Stage
     from serq.sim.state import RunState
@@ -351,10 +354,10 @@ class SessionOps:
             return Refused(self, f"run: a workload `init` or `turn` block may only set and "
                                  f"observe; this one has a `{kind}` statement", kind)
         if t is T.Set:
-            shape, f, v = self.ex.node(st.expr, stream)
-            return SetNow(self, st.slot) if shape == NOW else SetExpr(st.slot, f)
+            e = self.ex.expr(st.expr, stream)
+            return SetNow(self, st.slot) if e.shape == NOW else SetExpr(st.slot, e)
         if t is T.Observe:
-            return Observe(self, st.index, self.ex.function(st.expr, stream))
+            return Observe(self, st.index, self.ex.expr(st.expr, stream))
         if t is T.End:
             return End(self)
         if t is T.Turn:
@@ -362,11 +365,11 @@ class SessionOps:
         if t is T.Loop:
             return Loop(self.block(st.body, stream))
         if t is T.Branch:
-            return Branch(self, self.ex.function(st.guard, stream), self.block(st.then, stream),
+            return Branch(self, self.ex.expr(st.guard, stream), self.block(st.then, stream),
                           self.block(st.other, stream), self.show(st.guard))
         if t is T.Choose:
-            return Choose(self, self.ex.function(st.count, stream),
-                          [self.ex.function(k, stream) for k in st.key], st.var)
+            return Choose(self, self.ex.expr(st.count, stream),
+                          [self.ex.expr(k, stream) for k in st.key], st.var)
         if t is T.Run:
             return self.compile_run(st, stream)
         if t is T.Hold:  # pools.py's closures, as ops
@@ -377,16 +380,16 @@ class SessionOps:
 
     def compile_run(self, st, stream):
         r = st.stage
-        work = self.ex.function(st.work, stream)
+        work = self.ex.expr(st.work, stream)
         if (r.index is None and r.base not in self.shared_stages
                 and st.growing is None):  # the common run: one stage, not growing
             return RunSimple(self, work, self.stages[r.base], st.mode)
         g = st.growing
         return RunGeneral(
-            self, work, r, self.ex.function(r.index, stream) if r.index is not None else None,
-            st.mode, g, self.ex.function(g.index, stream) if g is not None
+            self, work, r, self.ex.expr(r.index, stream) if r.index is not None else None,
+            st.mode, g, self.ex.expr(g.index, stream) if g is not None
             and g.index is not None else None,
-            [(a, self.ex.function(a.index, stream) if a.index is not None else None)
+            [(a, self.ex.expr(a.index, stream) if a.index is not None else None)
              for a in st.also])
 
 
@@ -446,7 +449,7 @@ class SetExpr(Op):
     @cython.locals(a=list)
     def run(self, s):
         a = s.attrs
-        a[self.slot] = self.f(a)
+        a[self.slot] = self.f.ev(a)
         return False
 
 
@@ -466,7 +469,7 @@ class Observe(Op):
     def run(self, s):
         S = self.sim
         a = s.attrs
-        v = self.f(a)
+        v = self.f.ev(a)
         if S.warm:
             self.rec.add(v, S.now, s.serial, u32(a[self.slot_turn]))
         elif S.pre_obs is not None:
@@ -514,7 +517,7 @@ class Branch(Op):
         self.text = text
 
     def run(self, s):
-        v = self.g(s.attrs)
+        v = self.g.ev(s.attrs)
         if v == 1.0:
             s.frames.append([self.then, 0, PLAIN, None])
         elif v == 0.0:
@@ -538,7 +541,7 @@ class Choose(Op):
         a = s.attrs
         var = self.var
         keys = self.keys
-        c = self.count(a)
+        c = self.count.ev(a)
         n = 0 if not c > 0 else (int(c) if c < 1e18 else -1)
         if n < 0 or n > 100_000_000:
             self.sim.fail(f"run: `choose` over {show_num(c)} members cannot finish", s, "choose")
@@ -546,7 +549,7 @@ class Choose(Op):
         bj = 0
         for j in range(n):
             a[var] = float(j)
-            kv = [k(a) for k in keys]
+            kv = [k.ev(a) for k in keys]
             if best is None or lex_less(kv, best):
                 best = kv
                 bj = j
@@ -566,7 +569,7 @@ class RunSimple(Op):
 
     @cython.locals(w=cython.double)
     def run(self, s):
-        w = self.work(s.attrs)
+        w = self.work.ev(s.attrs)
         if not w > 0:
             _append(self.ready, s)
             return True
@@ -592,17 +595,18 @@ class RunGeneral(Op):
         self.stages = sim.stages
         self.ready = sim.ready
 
-    @cython.locals(S=RunState)
+    @cython.locals(S=RunState, idxf=Expr, gfn=Expr, w=cython.double)
     def run(self, s):
         S = self.sim
         a = s.attrs
         idxf = self.idxf
-        i = self.base if idxf is None else S.ref_index(self.base, self.count, idxf(a), "stage")
-        w = self.work(a)
+        i = (self.base if idxf is None
+             else S.ref_index(self.base, self.count, idxf.ev(a), "stage"))
+        w = self.work.ev(a)
         if not w > 0:
             w = 0.0
         if self.shared:
-            others = [S.ref_index(x.base, x.count, f(a), "stage") if f else x.base
+            others = [S.ref_index(x.base, x.count, f.ev(a), "stage") if f is not None else x.base
                       for x, f in self.afns]
             if w == 0.0:
                 _append(self.ready, s)
@@ -614,7 +618,7 @@ class RunGeneral(Op):
         if growing is not None:
             gfn = self.gfn
             gp = growing.base if gfn is None else S.ref_index(growing.base, growing.count,
-                                                              gfn(a), "pool")
+                                                              gfn.ev(a), "pool")
         if w == 0.0:
             _append(self.ready, s)
             return True

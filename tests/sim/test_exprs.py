@@ -10,18 +10,22 @@ import struct
 
 from serq.ir import arith
 from serq.ir import types as T
+from serq.sim import exprnodes
 from serq.sim.exprs import Context, ExprCompiler
+from serq.sim.scheduler import Scheduler
 
 VALUES = [0.0, -0.0, 1.0, -2.5, 3.0, math.inf, -math.inf, math.nan, -math.nan, 1e308, 0.5]
 OPS = ["Add", "Sub", "Mul", "Div", "Pow", "Lt", "Le", "Gt", "Ge", "Eq", "Ne", "And", "Or"]
 
 
-class FakeSim:
-    """What the compiler reads from the simulator for these expressions."""
-    now = 7.25
+class FakeSim(Scheduler):
+    """What the compiler reads from the simulator for these expressions (the clock is a
+    ``Scheduler``'s: ``now`` is read from it in C, compiled)."""
     rngs = {}
 
     def __init__(self):
+        super().__init__()
+        self.now = 7.25
         self.ctx = Context()
         self.ctx.waited = -math.nan
 
@@ -102,3 +106,15 @@ def test_context_reads_are_tracked():
     ex.function(T.Binary("Add", T.Ctx("Waited"), T.Num(1.0)))
     ex.function(T.Ctx("Now"), track=False)
     assert ex.ctx_used == {"Waited"}
+
+
+def test_the_compiled_switch_calls_the_tables_functions():
+    """``op1``/``op2`` (the compiled nodes' operations, by code) give the bits of the
+    function at that code in ``OP1``/``OP2`` (the interpreted nodes'), for every code."""
+    for code, f in enumerate(exprnodes.OP1):
+        for x in VALUES:
+            assert bits(exprnodes.op1(code, x)) == bits(f(x)), (f, x)
+    for code, f in enumerate(exprnodes.OP2):
+        for x in VALUES:
+            for y in VALUES:
+                assert bits(exprnodes.op2(code, x, y)) == bits(f(x, y)), (f, x, y)
