@@ -352,10 +352,25 @@ AT_IMPORT = ("import os, signal, sys\n"
 @pytest.mark.parametrize("module", ["serq.cli", "argparse", "serq.lang.compiler", "numpy",
                                     "serq.sim.engine"])
 def test_ctrl_c_during_an_import_is_interrupted(module):
+    env = _env()
+    if module == "numpy":  # the interpreted engine's random streams import it, a compiled
+        env["SERQ_PURE"] = "1"  # run does not (test_a_compiled_run_does_not_import_numpy)
     p = subprocess.run([sys.executable, "-c", AT_IMPORT, module, "run", MM1, *SHORT],
-                       capture_output=True, env=_env(), cwd=ROOT, timeout=60,
+                       capture_output=True, env=env, cwd=ROOT, timeout=60,
                        preexec_fn=_limits)
     assert (p.returncode, p.stderr.decode()) == (130, "serq: interrupted\n")
+
+
+def test_a_compiled_run_does_not_import_numpy():
+    """numpy takes about 0.15 s to import and OpenBLAS starts threads that spin a while: a
+    run whose random streams are compiled never needs it (serq.sim.rng)."""
+    code = ("import sys, serq\n"
+            "from serq import compiled\n"
+            "serq.run(serq.compile(sys.argv[1], horizon=2000, warmup=100))\n"
+            "print(compiled.chosen.get('serq.sim.rng') == 'compiled', 'numpy' in sys.modules)\n")
+    p = child(MM1, code=code)
+    rng_compiled, imported = p.stdout.decode().split()
+    assert imported == ("False" if rng_compiled == "True" else "True"), p.stderr.decode()
 
 
 def test_import_serq_loads_nothing_heavy():

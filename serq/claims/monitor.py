@@ -110,7 +110,7 @@ class ClaimMonitor(Hooks):
     def values(self, k):
         sim = self.sim
         early = sim.pre_obs[k] if sim.pre_obs is not None else []
-        return early + sim.obs[k][0]
+        return early + sim.obs[k].samples()
 
     def aggregate(self, kind, k):
         return aggregate(kind, self.values(k))

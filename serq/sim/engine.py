@@ -11,7 +11,7 @@ are declared by ``state.RunState`` (C slots, compiled).
 from __future__ import annotations
 
 import math
-from collections import deque
+import sys
 from heapq import heappop
 
 try:
@@ -26,8 +26,10 @@ from serq.sim import rng as R
 from serq.sim.exprs import Context, ExprCompiler
 from serq.sim.flows import FlowOps
 from serq.sim.interrupts import POLL_EVENTS, poll
+from serq.sim.observations import Observations
 from serq.sim.pools import PoolOps, PoolState
 from serq.sim.scheduler import EV_ARRIVE, EV_FINISH, EV_ITER, EV_LEASE, EV_WARMUP, TUPLES
+from serq.sim.ready import new_ready_queue
 from serq.sim.state import RunState
 from serq.sim.sessions import SessionOps
 from serq.sim.stages import StageOps, make_stage
@@ -40,17 +42,19 @@ from serq.sim.step import StepOps
 if cython.compiled:
     from cython.cimports.serq.sim.pools import PoolCore
     from cython.cimports.serq.sim.rng import poisson_gap
-    from cython.cimports.serq.sim.scheduler import Event, due, pop_until
+    from cython.cimports.serq.sim.scheduler import Event, due, pop_until, post
     from cython.cimports.serq.sim.sessions import Session, execute, spawn
     from cython.cimports.serq.sim.stages import Stage
+    from cython.cimports.serq.sim.ready import ReadyQueue
     from cython.cimports.serq.sim.state import RunState
     from cython.cimports.serq.sim.stats import TimeAvg
 else:
     from serq.sim.pools import PoolCore
     from serq.sim.rng import poisson_gap
-    from serq.sim.scheduler import Event, due, pop_until
+    from serq.sim.scheduler import Event, due, pop_until, post
     from serq.sim.sessions import Session, execute, spawn
     from serq.sim.stages import Stage
+    from serq.sim.ready import ReadyQueue
     from serq.sim.stats import TimeAvg
 
 SEED_XOR = {"arrival": 0, "workload": 0x9E3779B97F4A7C15, "session": 0x5851F42D4C957F2D,
@@ -63,6 +67,10 @@ INSTANT_EVENT_LIMIT = 1_000_000
 # Sessions spawned at one instant (`batch(n)`, `closed(n)`, `poisson(inf)` with an arrivals
 # limit): each takes about a kilobyte, so more than this cannot be held in memory.
 SESSIONS_AT_ONCE = 100_000_000
+# the largest count a C integer (Py_ssize_t) holds
+MAX_COUNT = sys.maxsize
+# an arrival's event kind as a C constant (compiled; next_arrival schedules one per arrival)
+ARRIVE = cython.declare(cython.int, EV_ARRIVE)
 
 
 class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
@@ -74,7 +82,7 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         # what an attribute reads where no session is (machine expressions, gauges): NaN
         self.na = [math.nan] * len(program.attrs)
         self.warm = program.warmup <= 0
-        self.ready = deque()
+        self.ready = new_ready_queue()
         self.error = None
         # counters
         self.next_serial = 0
@@ -105,7 +113,7 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         # statistics
         self.live_avg = TimeAvg(0.0, 0.0)
         self.obs_names = list(program.observes)
-        self.obs = [([], [], [], []) for _ in program.observes]  # samples, times, sessions, turns
+        self.obs = [Observations() for _ in program.observes]
         self.gauge_points = [([], []) for _ in program.gauges]
         self.gauge_fns = [self.ex.function(g.expr) for g in program.gauges]
         # trace: its sessions; with arrival times (a serq extension), they are the arrivals
@@ -267,7 +275,9 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
                    ev=Event, kind=cython.int, finish=cython.int, iteration=cython.int,
                    arrive=cython.int, lease=cython.int, stages=list, st=Stage,
                    limited=cython.bint, gauges=cython.bint, simple=cython.bint,
-                   tuples=cython.bint, countdown=cython.Py_ssize_t)
+                   tuples=cython.bint, countdown=cython.Py_ssize_t,
+                   same_instant=cython.Py_ssize_t, instant_cap=cython.Py_ssize_t,
+                   i=cython.Py_ssize_t)
     def loop(self):
         """The main loop (interpreter.md §3.3): pop the next event, move the clock, handle
         the event (§3.4), settle (§4), until the heap is empty, the next event lies past the
@@ -296,8 +306,10 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         stages = self.stages
         simple = self.settle_simple
         tuples = TUPLES
-        # every arrival of a limited run may come at one instant (`poisson(inf)`)
+        # every arrival of a limited run may come at one instant (`poisson(inf)`); the count
+        # is a C integer compiled, and one past the largest is never reached: that is the cap
         instant_limit = INSTANT_EVENT_LIMIT + (limit if limited else 0)
+        instant_cap = instant_limit if instant_limit < MAX_COUNT else MAX_COUNT
         same_instant = 0
         serial = None
         countdown = POLL_EVENTS
@@ -325,7 +337,7 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
                 same_instant = 0
             else:
                 same_instant += 1
-                if same_instant > instant_limit:
+                if same_instant > instant_cap:
                     self.instant_fail(instant_limit)
             self.now = t
             self.events += 1
@@ -336,7 +348,8 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
             if hooks is not None:
                 serial = hooks.before(kind, x, y)
             if kind == finish:
-                st = stages[x]
+                i = x  # compiled: a C index, so the list is indexed in C
+                st = stages[i]
                 st.finish(y, z)
             elif kind == iteration:
                 stages[x].iter_end(y)
@@ -394,7 +407,7 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
 # Python's protocol on every call); interpreted, a call of either costs the same.
 
 @cython.cfunc
-@cython.locals(sim=RunState, i=cython.Py_ssize_t)
+@cython.locals(sim=RunState, i=cython.Py_ssize_t, gap=cython.double)
 def next_arrival(sim):
     """At an arrival (§3.2), schedule the next one unless the arrivals limit is reached with
     this one: the replayed trace's next time, or now plus a gap of the arrival process."""
@@ -402,7 +415,7 @@ def next_arrival(sim):
     if sim.replay is not None:
         i = sim.replay_next + 1
         if i < len(sim.replay) and (limit is None or sim.arrivals < limit - 1):
-            sim.schedule(sim.replay[i], EV_ARRIVE)
+            post(sim, sim.replay[i], ARRIVE, None, None, None)
         sim.replay_next = i
     elif limit is None or sim.arrivals < limit - 1:
         rate = sim.arrival_rate
@@ -410,7 +423,7 @@ def next_arrival(sim):
             gap = poisson_gap(sim.arrival_rng, rate)
         else:
             gap = sim.renewal_gap()
-        sim.schedule(sim.now + gap, EV_ARRIVE)
+        post(sim, sim.now + gap, ARRIVE, None, None, None)
 
 
 @cython.cfunc
@@ -439,10 +452,11 @@ def settle_state(sim):
 
 
 @cython.cfunc
-@cython.locals(sim=RunState, s=Session)
+@cython.locals(sim=RunState, s=Session, ready=ReadyQueue)
 def run_ready(sim):
     """Execute the sessions of the ready queue, in order, each until it blocks (one may be
-    in the queue twice, or no longer ready: it is skipped then)."""
+    in the queue twice, or no longer ready: it is skipped then). Compiled, the queue is a
+    ``ready.ReadyQueue``: its truth and ``popleft`` are C calls."""
     ready = sim.ready
     while ready:
         s = ready.popleft()

@@ -56,11 +56,6 @@ else:
     _log = math.log
     _sqrt = math.sqrt
 
-try:  # numpy is a dependency, but the module stays exact (and slower) without it
-    import numpy as _np
-except ImportError:  # pragma: no cover - exercised by forcing the fallback in tests
-    _np = None
-
 __all__ = [
     "Rng", "STREAM_XOR", "stream_seed", "HAVE_NUMPY", "USE_NUMPY", "COMPILED",
     "sample", "sample_exp", "sample_det", "sample_uniform", "sample_erlang", "erlang_k",
@@ -81,7 +76,31 @@ COMPILED = bool(cython.compiled)
 # read Python has); compiled, they are C buffers.
 _LISTS = cython.declare(cython.bint, not COMPILED)
 
-HAVE_NUMPY = _np is not None
+
+def _import_numpy():
+    """numpy, or None when it is not importable (a dependency, but the module stays exact,
+    and slower interpreted, without it)."""
+    global _np
+    if _np is None:
+        try:
+            import numpy
+        except ImportError:  # pragma: no cover - exercised by forcing the fallback in tests
+            return None
+        _np = numpy
+    return _np
+
+
+# numpy is imported where it is used: interpreted, at once (its keystream is the default
+# there); compiled, only by a generator asked for backend="numpy" (nothing else draws
+# through it). Importing numpy takes about 0.15 s, and OpenBLAS, which it loads, starts a
+# thread per core that busy-waits a while for work (none comes): on a small machine that
+# thread takes a core from the run.
+_np = None
+if _LISTS:
+    HAVE_NUMPY = _import_numpy() is not None
+else:
+    import importlib.util
+    HAVE_NUMPY = importlib.util.find_spec("numpy") is not None
 # Backend used by `Rng(seed)` when no `backend=` is given: numpy when it is importable and
 # the module runs interpreted; compiled, the scalar keystream is C code and the faster one.
 # Set to False to force the scalar keystream (identical output).
@@ -378,7 +397,7 @@ class Rng:
             backend = "numpy" if (USE_NUMPY and HAVE_NUMPY) else "python"
         if backend not in ("numpy", "python"):
             raise ValueError(f"backend must be 'numpy' or 'python', got {backend!r}")
-        if backend == "numpy" and not HAVE_NUMPY:
+        if backend == "numpy" and (not HAVE_NUMPY or _import_numpy() is None):
             raise ValueError("backend 'numpy' asked for but numpy is not importable")
         self._backend = backend
         self._key = _key_words(self._seed)

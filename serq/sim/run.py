@@ -117,15 +117,26 @@ def young_gc(start):
 
 def out_of_memory(sim, program):
     """The error for a run that ran out of memory: not a bug, but something the program
-    makes grow -- say what, with the figures, and what to change."""
+    makes grow -- say what, with the figures, and what to change.
+
+    The memory is exhausted when this is called, and building the message takes some: the
+    figures are counted first, then the run's records (observations, gauge points) are freed
+    -- the run is over -- so that the message never meets a second MemoryError (the CLI
+    would report that one as an internal error)."""
     if sim is None:
         err = SimulationError(f"run: out of memory while preparing the run (a program of "
                               f"{len(program.pools)} pools and {len(program.stages)} stages)")
         err.time, err.session, err.statement = 0.0, None, None
         return err
-    samples = sum(len(rec[0]) for rec in sim.obs)
+    samples = sum(len(rec) for rec in sim.obs)
     points = sum(len(times) for times, _ in sim.gauge_points)
     events = pending_events(sim)
+    for rec in sim.obs:
+        rec.release()
+    for times, values in sim.gauge_points:
+        times.clear()
+        values.clear()
+    sim.pre_obs = None
     grew = sorted([(samples, f"{samples} observation samples (every `observe` keeps each "
                              f"value: a shorter horizon, or fewer observations, keeps fewer)"),
                    (sim.live, f"{sim.live} live sessions (arrivals faster than the "
@@ -145,7 +156,7 @@ def build_report(sim, end):
     p = sim.p
     warmup = p.warmup
     span = end - warmup
-    observes = [Observe(name, *rec) for name, rec in zip(p.observes, sim.obs)]
+    observes = [Observe(name, *rec.columns()) for name, rec in zip(p.observes, sim.obs)]
     gauges = [Gauge(g.name, times, values, warmup, end)
               for g, (times, values) in zip(p.gauges, sim.gauge_points)]
     stages = [Stage(**st.row(end, span)) for st in sim.stages]

@@ -44,3 +44,5 @@ cdef int push(Scheduler sched, Event ev) except -1
 cpdef Event pop_until(Scheduler sched, double horizon)
 @cython.locals(heap=list)
 cpdef bint due(Scheduler sched, double now)
+@cython.locals(ev=Event)
+cpdef int post(Scheduler sched, double t, int kind, x, y, z) except -1

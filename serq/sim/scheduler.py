@@ -2,8 +2,9 @@
 
 The events wait on one binary heap, ordered by ``(time, seq)``: ``seq`` is the global
 scheduling counter, so simultaneous events are handled in the order they were scheduled, as
-the reference does. ``Scheduler.schedule`` is the only place in ``serq.sim`` that pushes an
-event; the event loop (``engine.Sim.loop``, through ``pop``) is the only place that pops one.
+the reference does. ``post`` (``Scheduler.schedule``'s body) is the only place in ``serq.sim``
+that pushes an event; the event loop (``engine.Sim.loop``, through ``pop_until``) is the only
+place that pops one.
 
 What an event is depends on the engine, the order never does:
 
@@ -153,7 +154,7 @@ def pop_until(sched, horizon):
 
 def due(sched, now):
     """An event is pending at ``now`` (or before): the settle's question (§4)."""
-    if TUPLES:
+    if not cython.compiled:  # TUPLES
         heap = sched.heap
         return bool(heap) and heap[0][0] <= now
     if sched.pending == 0:
@@ -188,18 +189,26 @@ class Scheduler:
         self.events = 0
 
     @cython.ccall
-    @cython.locals(t=cython.double, kind=cython.int, ev=Event)
+    @cython.locals(t=cython.double, kind=cython.int)
     def schedule(self, t, kind, x=None, y=None, z=None):
         """Schedule an event of ``kind`` (an ``EV_*`` value) at time ``t``."""
-        if cython.compiled:
-            ev = Event.__new__(Event)
-            ev.t = t
-            ev.seq = self.seq
-            ev.kind = kind
-            ev.x = x
-            ev.y = y
-            ev.z = z
-            push(self, ev)
-        else:
-            heappush(self.heap, (t, self.seq, kind, x, y, z))
-        self.seq += 1
+        post(self, t, kind, x, y, z)
+
+
+def post(sched, t, kind, x, y, z):
+    """``Scheduler.schedule``'s body, a function: compiled (``scheduler.pxd``), code that holds
+    the run typed calls it in C without the method's check for an override in ``Sim`` (a
+    look-up of the version of the instance's dictionary per call)."""
+    if not cython.compiled:  # TUPLES
+        heappush(sched.heap, (t, sched.seq, kind, x, y, z))
+    else:
+        ev = Event.__new__(Event)
+        ev.t = t
+        ev.seq = sched.seq
+        ev.kind = kind
+        ev.x = x
+        ev.y = y
+        ev.z = z
+        push(sched, ev)
+    sched.seq += 1
+    return 0

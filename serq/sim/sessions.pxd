@@ -5,6 +5,7 @@
 # observers (monitors.py, hooks.py, serq/claims, tests) read them.
 
 cimport cython
+from serq.sim.observations cimport Observations
 
 
 @cython.final
@@ -87,7 +88,7 @@ cdef class Observe(Op):
     cdef RunState sim
     cdef Py_ssize_t k
     cdef Expr f
-    cdef list samples, times, sessions, turns
+    cdef Observations rec
     cdef Py_ssize_t slot_turn
     cpdef bint run(self, Session s) except -1
 

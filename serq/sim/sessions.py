@@ -13,7 +13,6 @@ compiled modules read and write its fields without an attribute look-up (issue 1
 from __future__ import annotations
 
 import math
-from collections import deque
 
 try:
     import cython
@@ -24,17 +23,20 @@ from serq.ir import types as T
 from serq.ir.show import show_expr, show_ref
 from serq.sim.exprs import N as NOW
 from serq.sim.fmt import display as show_num
+from serq.sim.ready import append_ready
 
 # Compiled, the run's fields as C slots: the methods and ops typed `RunState` read and write
 # the clock, the counters and the ready queue from the struct (state.pxd); the ops evaluate
 # their expressions' nodes (`Expr`) with C calls (exprnodes.pxd)
 if cython.compiled:
     from cython.cimports.serq.sim.exprnodes import Expr
+    from cython.cimports.serq.sim.observations import Observations
     from cython.cimports.serq.sim.stages import Stage
     from cython.cimports.serq.sim.state import RunState
     from cython.cimports.serq.sim.states import ENDED, LOOP, PLAIN, READY
 else:
     from serq.sim.exprnodes import Expr
+    from serq.sim.observations import Observations
     from serq.sim.stages import Stage
     from serq.sim.state import RunState
     from serq.sim.states import ENDED, LOOP, PLAIN, READY
@@ -46,9 +48,9 @@ LOOP_SPIN_LIMIT = 1_000_000
 
 NO_POS = {}  # never written: see Session
 
-# the ready queue's append, called as a function (compiled: a C call of the builtin, without
-# the method look-up of ``ready.append``)
-_append = deque.append
+# the ready queue's append, called as a function (without the method look-up of
+# ``ready.append``; ready.new_ready_queue says which queue)
+_append = append_ready
 
 
 @cython.final
@@ -460,7 +462,7 @@ class Observe(Op):
         self.sim = sim
         self.k = k
         self.f = f
-        self.samples, self.times, self.sessions, self.turns = sim.obs[k]
+        self.rec = sim.obs[k]
         self.slot_turn = sim.p.slot_turn
 
     @cython.locals(a=list, S=RunState)
@@ -469,10 +471,7 @@ class Observe(Op):
         a = s.attrs
         v = self.f.ev(a)
         if S.warm:
-            self.samples.append(v)
-            self.times.append(S.now)
-            self.sessions.append(s.key)
-            self.turns.append(u32(a[self.slot_turn]))
+            self.rec.add(v, S.now, s.serial, u32(a[self.slot_turn]))
         elif S.pre_obs is not None:
             S.pre_obs[self.k].append(v)
         return False

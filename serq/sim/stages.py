@@ -34,7 +34,7 @@ else:
 ALPHA = 0.01
 BETA = 1.0 - ALPHA  # the EWMA weight of the past, computed once (the same value)
 NAN = float("nan")
-# a deque's two per-job operations (a fifo's queue, the run's ready queue), looked up once:
+# a deque's two per-job operations (a fifo's queue), looked up once:
 # compiled, a call of the method costs a third of a method call by name (interpreted, the
 # same)
 _append = deque.append
@@ -152,7 +152,7 @@ class Stage:
             o.status = READY
             o.job = None
             o.stage = None
-            _append(sim.ready, o)
+            sim.ready.append(o)
 
     def est_lambda(self):
         if self.e_gaps == 0 or not self.e_gap > 0:
