@@ -55,17 +55,34 @@ def modules(root=os.path.dirname(_HERE)):
 
 
 def _cimported(line):
-    """The serq module a line cimports, or None: ``serq.sim.stats`` from ``from
-    cython.cimports.serq.sim.stats import TimeAvg`` (a ``.py``) or from ``from serq.sim.stats
-    cimport TimeAvg`` (a ``.pxd``)."""
-    words = line.split()
+    """What a line cimports from serq, or None: the module and the names it takes, e.g.
+    ``("serq.sim.stats", ["TimeAvg"])`` from ``from cython.cimports.serq.sim.stats import
+    TimeAvg`` (a ``.py``) or from ``from serq.sim.stats cimport TimeAvg`` (a ``.pxd``). The
+    module may be a package whose names are modules (``from cython.cimports.serq.ir import
+    arith``): ``_cimported_files`` tells the two apart."""
+    words = line.replace(",", " ").replace("(", " ").replace(")", " ").split()
     if len(words) < 4 or words[0] != "from":
         return None
-    if words[1].startswith("cython.cimports.serq."):
-        return words[1][len("cython.cimports."):]
-    if words[1].startswith("serq.") and words[2] == "cimport":
-        return words[1]
-    return None
+    if words[1].startswith("cython.cimports.serq.") and words[2] == "import":
+        module = words[1][len("cython.cimports."):]
+    elif words[1].startswith("serq.") and words[2] == "cimport":
+        module = words[1]
+    else:
+        return None
+    names = [w for k, w in enumerate(words[3:]) if w != "as" and (k == 0 or words[2 + k] != "as")]
+    return module, names
+
+
+def _cimported_files(root, line):
+    """The ``.py`` files of the serq modules a line cimports (see ``_cimported``)."""
+    found = _cimported(line)
+    if found is None:
+        return []
+    module, names = found
+    path = os.path.join(root, *module.split("."))
+    if os.path.exists(path + ".py") or not os.path.isdir(path):
+        return [path + ".py"]
+    return [p for p in (os.path.join(path, n + ".py") for n in names) if os.path.exists(p)]
 
 
 def source_hash(path):
@@ -87,8 +104,8 @@ def source_hash(path):
                 with open(q, "rb") as f:
                     data = f.read()
                 h.update(data)
-                names = [_cimported(line) for line in data.decode("utf-8").splitlines()]
-                todo += [os.path.join(root, *name.split(".")) + ".py" for name in names if name]
+                for line in data.decode("utf-8").splitlines():
+                    todo += _cimported_files(root, line)
     return h.hexdigest()
 
 

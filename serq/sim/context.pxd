@@ -1,5 +1,5 @@
 # C declarations of serq/sim/context.py (issue 10): the context variables as C doubles, set by
-# typed code as C stores. Every field is `public`: the expressions (exprs.ctx_read) and the
+# typed code as C stores. Every field is `public`: the expressions' nodes (exprnodes.CTX) and the
 # interpreted observers read and write them as attributes. Cimports nothing of serq (state.pxd
 # cimports it).
 

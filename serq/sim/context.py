@@ -2,8 +2,9 @@
 
 Each moment (a queue key, an eviction key, a step stage's cost, a ps capacity …) sets the
 variables it defines on ``sim.ctx`` before it evaluates its expression; the others keep their
-last value. The expressions read them by name (``exprs.ctx_read``, the field each IR variable
-reads is ``exprs.CTX_FIELD``); ``now`` is the clock's (``sim.now``), not a field here.
+last value. The expressions read them through one small node class per variable
+(``exprnodes.CTX``: a C field read, compiled); ``now`` is the clock's (``sim.now``), not a
+field here.
 
 A module of its own, and a ``cclass`` (``context.pxd``), for the compiled engine (issue 10):
 its fields are C doubles, so the typed code that sets them before every evaluation (the step

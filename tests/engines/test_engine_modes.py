@@ -237,6 +237,26 @@ def test_a_change_reached_through_a_pxd_cimport_makes_the_module_stale(tmp_path)
     assert st["rng"] == "compiled"
 
 
+def test_a_cimport_of_a_module_through_its_package_is_followed(tmp_path):
+    """``from cython.cimports.serq.ir import arith`` names the module after ``import``: the
+    source hash must cover arith's sources as it does for ``from cython.cimports.serq.ir.arith
+    import add`` (it once looked for a module ``serq/ir.py`` and followed nothing)."""
+    import hashlib
+    arith = ROOT / "serq" / "ir" / "arith"
+    for line in ("from cython.cimports.serq.ir import arith",
+                 "    from cython.cimports.serq.ir.arith import (add, div,",
+                 "from serq.ir cimport arith as A"):
+        src = tmp_path / "m.py"
+        src.write_text(line + "\n")
+        h = hashlib.sha256(src.read_bytes())
+        h.update((arith.with_suffix(".py")).read_bytes())
+        h.update((arith.with_suffix(".pxd")).read_bytes())  # it cimports no serq module
+        assert compiled.source_hash(str(src)) == h.hexdigest(), line
+    assert compiled._cimported("from serq.sim.stats cimport TimeAvg as T, Welford") == (
+        "serq.sim.stats", ["TimeAvg", "Welford"])
+    assert compiled._cimported("import cython") is None
+
+
 def test_without_cython_the_engine_runs_on_the_shim_with_the_same_reports():
     """Where Cython is not installed at all (a wheel-less install on a machine without it),
     the typed modules import serq's no-op stand-in (``serq/_cython_shim.py``) for the
