@@ -19,7 +19,7 @@ cdef class Observations:
     cdef tuple rows        # interpreted: the four lists
     @cython.locals(i=Py_ssize_t)
     cpdef int add(self, v, double t, long long serial, unsigned int turn) except -1
-    @cython.locals(cap=Py_ssize_t, values=Block, times=Block, serials=Block, turns=Block)
+    @cython.locals(cap=Py_ssize_t)
     cdef grow(self)
     @cython.locals(i=Py_ssize_t)
     cdef box(self, v)
@@ -28,6 +28,9 @@ cdef class Observations:
     cpdef tuple columns(self)
     cpdef release(self)
 
+
+@cython.locals(out=Block)
+cdef Block resized(Block block, size_t nbytes) except NULL
 
 @cython.locals(a=carray.array)
 cdef list as_list(Block data, Py_ssize_t n, carray.array template)

@@ -72,24 +72,17 @@ class Observations:
         return 0
 
     def grow(self):
-        """Double the compiled columns (at least 64 rows); MemoryError when they cannot."""
+        """Double the compiled columns (at least 64 rows); MemoryError when they cannot (a
+        column already grown keeps its new size: ``cap`` only says how many rows all hold)."""
         cap = 64 if self.cap == 0 else 2 * self.cap
-        values = PyMem_Realloc(self.values, cap * cython.sizeof(cython.double))
-        if values == cython.NULL:
-            raise MemoryError()
-        self.values = cython.cast(cython.p_double, values)
-        times = PyMem_Realloc(self.times, cap * cython.sizeof(cython.double))
-        if times == cython.NULL:
-            raise MemoryError()
-        self.times = cython.cast(cython.p_double, times)
-        serials = PyMem_Realloc(self.serials, cap * cython.sizeof(cython.longlong))
-        if serials == cython.NULL:
-            raise MemoryError()
-        self.serials = cython.cast(cython.p_longlong, serials)
-        turns = PyMem_Realloc(self.turns, cap * cython.sizeof(cython.uint))
-        if turns == cython.NULL:
-            raise MemoryError()
-        self.turns = cython.cast(cython.p_uint, turns)
+        self.values = cython.cast(cython.p_double,
+                                  resized(self.values, cap * cython.sizeof(cython.double)))
+        self.times = cython.cast(cython.p_double,
+                                 resized(self.times, cap * cython.sizeof(cython.double)))
+        self.serials = cython.cast(cython.p_longlong,
+                                   resized(self.serials, cap * cython.sizeof(cython.longlong)))
+        self.turns = cython.cast(cython.p_uint,
+                                 resized(self.turns, cap * cython.sizeof(cython.uint)))
         self.cap = cap
 
     def box(self, v):
@@ -132,6 +125,15 @@ class Observations:
             self.boxed = None
         else:
             self.rows = ([], [], [], [])
+
+
+def resized(block, nbytes):
+    """``block`` reallocated to ``nbytes`` (``PyMem_Realloc``); MemoryError when it cannot,
+    the block then left as it was (compiled only: the interpreted columns are lists)."""
+    out = PyMem_Realloc(block, nbytes)
+    if out == cython.NULL:
+        raise MemoryError()
+    return out
 
 
 def as_list(data, n, template):
