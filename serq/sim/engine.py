@@ -40,6 +40,7 @@ from serq.sim.step import StepOps
 # pool's per-event operations, the accumulator's update and the arrival gap as C calls
 # (state.pxd, sessions.pxd, stages.pxd, pools.pxd, stats.pxd, rng.pxd)
 if cython.compiled:
+    from cython.cimports.serq.sim.exprnodes import Expr
     from cython.cimports.serq.sim.pools import PoolCore
     from cython.cimports.serq.sim.rng import poisson_gap
     from cython.cimports.serq.sim.scheduler import Event, due, pop_until, post
@@ -49,6 +50,7 @@ if cython.compiled:
     from cython.cimports.serq.sim.state import RunState
     from cython.cimports.serq.sim.stats import TimeAvg
 else:
+    from serq.sim.exprnodes import Expr
     from serq.sim.pools import PoolCore
     from serq.sim.rng import poisson_gap
     from serq.sim.scheduler import Event, due, pop_until, post
@@ -115,7 +117,7 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         self.obs_names = list(program.observes)
         self.obs = [Observations() for _ in program.observes]
         self.gauge_points = [([], []) for _ in program.gauges]
-        self.gauge_fns = [self.ex.function(g.expr) for g in program.gauges]
+        self.gauge_fns = [self.ex.expr(g.expr) for g in program.gauges]  # nodes (Expr)
         # trace: its sessions; with arrival times (a serq extension), they are the arrivals
         self.trace = trace
         self.trace_ordered = program.trace_ordered
@@ -183,7 +185,7 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
             self.check_poisson(arr.rate)
             self.schedule(0.0, EV_ARRIVE)
         elif t is T.Renewal:
-            self.schedule(self.renewal_gap(), EV_ARRIVE)
+            self.schedule(renewal_gap(self), EV_ARRIVE)
         elif t is T.Batch or t is T.Closed:
             self.check_sessions_at_once(arr.n, f"arrive {t.__name__.lower()}({arr.n})")
             for _ in range(arr.n):
@@ -235,13 +237,6 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
             self.fail(f"run: --arrivals {limit} asks for more sessions than the trace's "
                       f"{len(times)} (it gives arrival times, so it is the arrival process)")
 
-    def renewal_gap(self):
-        g = self.renewal_fn(self.na)
-        if not (g > 0 and g != math.inf):
-            self.fail(f"run: a renewal interarrival gap must be positive and finite, "
-                      f"the gap expression gave {show(g)} at time {show(self.now)}")
-        return g
-
     def run(self):
         self.start()
         hooks = self.hooks
@@ -273,7 +268,7 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
 
     @cython.locals(self=RunState, heap=list, horizon=cython.double, t=cython.double,
                    ev=Event, kind=cython.int, finish=cython.int, iteration=cython.int,
-                   arrive=cython.int, lease=cython.int, stages=list, st=Stage,
+                   arrive=cython.int, lease=cython.int, stages=list,
                    limited=cython.bint, gauges=cython.bint, simple=cython.bint,
                    tuples=cython.bint, countdown=cython.Py_ssize_t,
                    same_instant=cython.Py_ssize_t, instant_cap=cython.Py_ssize_t,
@@ -348,9 +343,11 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
             if hooks is not None:
                 serial = hooks.before(kind, x, y)
             if kind == finish:
-                i = x  # compiled: a C index, so the list is indexed in C
-                st = stages[i]
-                st.finish(y, z)
+                if cython.compiled:  # a C index and an unchecked cast (every item is a Stage)
+                    i = x
+                    cython.cast(Stage, stages[i]).finish(y, z)
+                else:
+                    stages[x].finish(y, z)
             elif kind == iteration:
                 stages[x].iter_end(y)
             elif kind == arrive:
@@ -422,12 +419,26 @@ def next_arrival(sim):
         if rate is not None:
             gap = poisson_gap(sim.arrival_rng, rate)
         else:
-            gap = sim.renewal_gap()
+            gap = renewal_gap(sim)
         post(sim, sim.now + gap, ARRIVE, None, None, None)
 
 
 @cython.cfunc
-@cython.locals(sim=RunState, heap=list, pending_now=cython.bint, st=Stage)
+@cython.locals(sim=RunState, f=Expr, g=cython.double)
+def renewal_gap(sim) -> cython.double:
+    """The next gap of a renewal arrival process (§3.2): its expression's value, which must
+    be positive and finite."""
+    f = sim.renewal_fn
+    g = f.ev(sim.na)
+    if not (g > 0 and g != math.inf):
+        sim.fail(f"run: a renewal interarrival gap must be positive and finite, "
+                 f"the gap expression gave {show(g)} at time {show(sim.now)}")
+    return g
+
+
+@cython.cfunc
+@cython.locals(sim=RunState, heap=list, pending_now=cython.bint, stages=list,
+               i=cython.Py_ssize_t)
 def settle_state(sim):
     """The state's part of the settle (§4): run the ready sessions and admit on the pools
     until neither has anything left to do; then start the step iterations and reschedule the
@@ -445,8 +456,13 @@ def settle_state(sim):
         pending_now = heap[0][0] <= sim.now if heap else False
     else:
         pending_now = due(sim, sim.now)
-    for st in sim.settle_stages:
-        st.settle(pending_now)
+    stages = sim.settle_stages
+    if cython.compiled:  # unchecked casts: every item is a Stage (no type test per item)
+        for i in range(len(stages)):
+            cython.cast(Stage, stages[i]).settle(pending_now)
+    else:
+        for st in stages:
+            st.settle(pending_now)
     if sim.flows_dirty:
         sim.recompute_flows()
 
@@ -490,25 +506,37 @@ def visit_active_pools(sim, settling):
 
 
 @cython.cfunc
-@cython.locals(sim=RunState, now=cython.double, st=Stage, pl=PoolCore)
+@cython.locals(sim=RunState, now=cython.double, stages=list, pools=list, i=cython.Py_ssize_t)
 def record(sim):
     """Record the time averages at the end of a settle (§12.1): live, every stage's, every
-    active pool's (a pool not active yet holds 0 in each: nothing to record)."""
+    active pool's (a pool not active yet holds 0 in each: nothing to record). Compiled, the
+    lists are indexed in C and their items cast unchecked (each is a ``Stage``, a
+    ``PoolCore``): a checked one walks the subclass's bases, per item and event."""
     now = sim.now
     sim.live_avg.set(now, sim.live)
-    for st in sim.stages:
-        st.record(now)
-    for pl in sim.active_pools:
-        pl.record(now)
+    stages = sim.stages
+    pools = sim.active_pools
+    if cython.compiled:
+        for i in range(len(stages)):
+            cython.cast(Stage, stages[i]).record(now)
+        for i in range(len(pools)):
+            cython.cast(PoolCore, pools[i]).record(now)
+    else:
+        for st in stages:
+            st.record(now)
+        for pl in pools:
+            pl.record(now)
 
 
 @cython.cfunc
 @cython.locals(sim=RunState, fns=list, points=list, k=cython.Py_ssize_t, times=list,
-               values=list)
+               values=list, now=cython.double, v=cython.double, g=Expr)
 def read_gauges(sim):
     """Read the gauges (interpreter.md §11) in the state the finished instant left: a value
     is kept with its time when it differs from the last one kept (``same_value``), and a
-    second reading at one time replaces the first (dropped if it equals the one before)."""
+    second reading at one time replaces the first (dropped if it equals the one before).
+    Compiled, a gauge's node (``exprnodes.Expr``) is evaluated with a C call, its value a C
+    double until it is kept."""
     now = sim.now
     sim.cur = None
     na = sim.na
@@ -516,7 +544,8 @@ def read_gauges(sim):
     points = sim.gauge_points
     for k in range(len(fns)):
         times, values = points[k]
-        v = fns[k](na)
+        g = cython.cast(Expr, fns[k])  # (every one is: Sim.__init__)
+        v = g.ev(na)
         if times and times[-1] == now:
             values[-1] = v
             if len(values) >= 2 and same_value(values[-2], v):
@@ -528,6 +557,7 @@ def read_gauges(sim):
 
 
 @cython.cfunc
+@cython.locals(x=cython.double, y=cython.double)
 def same_value(x, y) -> cython.bint:
     """IEEE total-order equality: -0 and +0 differ, NaN equals NaN."""
     if x == y:

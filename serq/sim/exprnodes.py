@@ -4,9 +4,10 @@ an expression from these, once per run.
 
 Compiled (``exprnodes.pxd``), a node is a C struct, ``ev`` a C method returning a C double,
 and a node calls its children's ``ev`` in C: an expression is evaluated with no Python call
-and no float object but at its leaves that hold Python objects (an attribute read, a stage's
-or pool's function, a claim's aggregate: floats in both modes). A caller holding a node typed
-``Expr`` evaluates it in C too; a Python caller calls its bound ``ev`` (``exprs.function``).
+and no float object but at its leaves that hold Python objects (an attribute read, a claim's
+aggregate: floats in both modes). A caller holding a node typed ``Expr`` evaluates it in C
+too; a Python caller calls its bound ``ev`` (``exprs.function``). The nodes that call on the
+simulator (a stage's or pool's function, a claim's aggregate) are ``serq.sim.fnnodes``'.
 Interpreted, they are plain classes, and the shapes that read a constant, an attribute or
 ``now`` in place save a Python call per operand.
 
@@ -716,91 +717,3 @@ class Erlang(Expr):
             raise SimulationError(f"run: `~erlang(k, m)` with k = {x!r} phases would draw "
                                   f"that many numbers; serq refuses more than {ERLANG_LIMIT}")
         return sample_erlang(self.r, x, y)
-
-
-# -- the simulator's functions -------------------------------------------------------------
-
-@cython.cclass
-class Fail(Expr):
-    """An expression no run can evaluate (``ExprCompiler.bad``): the run stops there."""
-
-    def __init__(self, sim, text):
-        self.sim = sim
-        self.text = text
-
-    @cython.ccall
-    @cython.exceptval(-1.0, check=True)
-    def ev(self, a) -> cython.double:
-        S = self.sim
-        S.fail(self.text, S.cur)
-        return NAN  # (not reached: fail raises)
-
-
-@cython.cclass
-class Member(Expr):
-    """A stage's or pool's function of a fixed member (``queue(s)``, ``used(p)`` …)."""
-
-    def __init__(self, method, i):
-        self.method = method
-        self.i = i
-
-    @cython.ccall
-    @cython.exceptval(-1.0, check=True)
-    def ev(self, a) -> cython.double:
-        return self.method(self.i)
-
-
-@cython.cclass
-class MemberAt(Expr):
-    """The same of a member selected by an expression (``S.ref_index``)."""
-
-    def __init__(self, method, sim, base, count, index):
-        self.method = method
-        self.sim = sim
-        self.base = base
-        self.count = count
-        self.x = index
-
-    @cython.ccall
-    @cython.exceptval(-1.0, check=True)
-    def ev(self, a) -> cython.double:
-        return self.method(self.sim.ref_index(self.base, self.count, self.x.ev(a), None))
-
-
-@cython.cclass
-class Price(Expr):
-    """``price(s, h, d)``: the member first, then the two numbers."""
-
-    def __init__(self, method, sim, base, count, index, x, y):
-        self.method = method
-        self.sim = sim
-        self.base = base
-        self.count = count
-        self.index = index
-        self.x = x
-        self.y = y
-
-    @cython.ccall
-    @cython.exceptval(-1.0, check=True)
-    def ev(self, a) -> cython.double:
-        i = self.base
-        if self.index is not None:
-            i = self.sim.ref_index(self.base, self.count, self.index.ev(a), None)
-        x = self.x.ev(a)
-        return self.method(i, x, self.y.ev(a))
-
-
-@cython.cclass
-class Aggregate(Expr):
-    """An aggregate of a claim `at end`, read from the observer when the claim is checked
-    (``S.agg_value`` is set by the claims monitor, after the expressions are built)."""
-
-    def __init__(self, sim, kind, obs):
-        self.sim = sim
-        self.kind = kind
-        self.obs = obs
-
-    @cython.ccall
-    @cython.exceptval(-1.0, check=True)
-    def ev(self, a) -> cython.double:
-        return self.sim.agg_value(self.kind, self.obs)

@@ -31,18 +31,14 @@ import struct
 from serq.ir import arith
 from serq.ir import types as T
 from serq.sim.context import Context  # noqa: F401  (its old home; tests import it here)
-from serq.sim.exprnodes import (CTX, A, Aggregate, And, BernoulliK, Bernoulli, BinAA, BinAF,
-                                BinAK, BinFA, BinFF, BinFK, BinKA, BinKF, Cond, Const, Erlang,
-                                Exp, ExpK, F, Fail, H2, H2K, K, Member, MemberAt, N, Now,
-                                NowAttr, NowSub, Or, Price, UnAttr, Unary, Uniform, UniformK)
+from serq.sim.exprnodes import (CTX, A, And, BernoulliK, Bernoulli, BinAA, BinAF, BinAK, BinFA,
+                                BinFF, BinFK, BinKA, BinKF, Cond, Const, Erlang, Exp, ExpK, F,
+                                H2, H2K, K, N, Now, NowAttr, NowSub, Or, UnAttr, Unary, Uniform,
+                                UniformK)
 from serq.sim.exprnodes import Attr as AttrNode
 
 __all__ = ["ExprCompiler", "Context", "K", "A", "N", "F", "expr_key"]
 
-FUN_NAME = {"Queue": "queue", "Busy": "busy", "Work": "work", "BudgetLeft": "budget_left",
-            "EstLambda": "est_lambda", "EstRho": "est_rho", "EstWait": "est_wait",
-            "Used": "used", "Free": "free", "CachedIn": "cachedin", "Holders": "holders",
-            "Queued": "queued", "Price": "price"}
 STAGE_FUNS = ("Queue", "Busy", "Work", "BudgetLeft", "EstLambda", "EstRho", "EstWait")
 POOL_FUNS = ("Used", "Free", "CachedIn", "Holders", "Queued")
 SAMPLE_ARITY = {"Exp": 1, "Det": 1, "Bernoulli": 1, "Uniform": 2, "Erlang": 2, "H2": 2}
@@ -57,6 +53,10 @@ class ExprCompiler:
 
     def __init__(self, sim):
         self.S = sim
+        # the nodes that call on the simulator: imported here, not at the module's import,
+        # because the modules they cimport (the run, the stages, the pools) import this one
+        from serq.sim import fnnodes
+        self.fn = fnnodes
         self.cache = {}
         # the context variables read by the expressions built so far (see ``expr``)
         self.ctx_used = set()
@@ -120,7 +120,7 @@ class ExprCompiler:
         if t is T.Call:
             return self.build_call(e, stream)
         if t is T.Agg:  # a claim `at end` (IR 11): the observer supplies the aggregates
-            return Aggregate(self.S, e.kind, e.obs)
+            return self.fn.Aggregate(self.S, e.kind, e.obs)
         raise ValueError(f"unknown expression {e!r}")
 
     def build_sample(self, e, stream):
@@ -145,7 +145,7 @@ class ExprCompiler:
     def bad(self, message):
         """The node of an expression the IR allows but no run can evaluate (a function given
         the wrong arguments: the reference panics when it reaches one)."""
-        return Fail(self.S, f"run: {message} (an IR the compiler did not write?)")
+        return self.fn.Fail(self.S, f"run: {message} (an IR the compiler did not write?)")
 
     def build_call(self, e, stream):
         fun = e.fun
@@ -169,17 +169,14 @@ class ExprCompiler:
             return binary(arith.FUNCTIONS2[fun], x, self.build(args[1].expr, stream))
         if fun in arith.FUNCTIONS1:
             return unary(arith.FUNCTIONS1[fun], self.build(args[0].expr, stream))
-        method = getattr(self.S, "fn_" + FUN_NAME[fun])
         r = args[0].ref
         # the member: its index, or the node computing it (selected by ``S.ref_index``)
         index = None if r.index is None else self.build(r.index, stream)
         if fun == "Price":
             x = self.build(args[1].expr, stream)
-            return Price(method, self.S, r.base, r.count, index, x,
-                         self.build(args[2].expr, stream))
-        if index is None:
-            return Member(method, r.base)
-        return MemberAt(method, self.S, r.base, r.count, index)
+            return self.fn.Price(self.S, r.base, r.count, index, x,
+                                 self.build(args[2].expr, stream))
+        return self.fn.FUNCTIONS[fun](self.S, r.base, r.count, index)
 
 
 

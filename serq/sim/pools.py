@@ -919,34 +919,6 @@ class PoolOps:
         s.status = READY
 
     # -- the prefix cache (§10) --------------------------------------------------------------------
-    @cython.locals(self=RunState, pl=PoolCore)
-    def fn_used(self, i):
-        pl = self.pools[i]
-        return pl.used
-
-    @cython.locals(self=RunState, pl=PoolCore)
-    def fn_free(self, i):
-        pl = self.pools[i]
-        return pl.cap - pl.used
-
-    @cython.locals(self=RunState, pl=PoolCore)
-    def fn_holders(self, i):
-        pl = self.pools[i]
-        return float(len(pl.holders))
-
-    @cython.locals(self=RunState, pl=PoolCore)
-    def fn_queued(self, i):
-        pl = self.pools[i]
-        return float(len(pl.queue))
-
-    @cython.locals(self=RunState, s=Session, pl=PoolCore, ent=Entry)
-    def fn_cachedin(self, i):
-        s = self.cur
-        if s is None:
-            return 0.0
-        ent = self.pools[i].entries.get(s.serial)
-        return ent.size if ent is not None else 0.0
-
     @cython.locals(self=RunState, ent=Entry, owner=Session)
     def entry_context(self, pl, ent, size):
         """Set the Evict moment's context for an entry; the attributes it reads."""

@@ -284,7 +284,7 @@ class SessionOps:
         self.session_ops = self.block(p.session, "session")
         self.closed = type(p.arrival) is T.Closed and self.replay is None
         if type(p.arrival) is T.Renewal:
-            self.renewal_fn = self.ex.function(p.arrival.gap, "arrival")
+            self.renewal_fn = self.ex.expr(p.arrival.gap, "arrival")  # a node (engine)
 
     def show(self, e):
         a, pl, st = self.names

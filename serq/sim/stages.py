@@ -1,6 +1,7 @@
 """Stages other than ``step``: fifo, processor sharing, delay (interpreter.md §7.1–§7.3),
-the statistics every stage keeps, its price estimator, and the stage functions of
-expressions (``queue``, ``busy``, ``work``, ``est_*``, ``price``; §13).
+the statistics every stage keeps and its price estimator (the stage functions of expressions
+that read them, ``queue``, ``busy``, ``work``, ``est_*``, ``price`` (§13), are
+``fnnodes``').
 """
 from __future__ import annotations
 
@@ -508,51 +509,10 @@ def make_stage(sim, index, decl):
 
 
 class StageOps:
-    """Stage functions of expressions; the argument is the resolved stage index.
-
-    A mixin of ``engine.Sim``; compiled, its methods are typed ``self=RunState`` (the stage
-    list a C read of the run's struct, ``state.pxd``) and call a stage's functions through
-    its C type (``present``, ``busy``, ``work_left`` are ``cpdef``: a subclass's own, the
-    step stage's, is still the one called)."""
-
-    @cython.locals(self=RunState, i=cython.Py_ssize_t, st=Stage)
-    def fn_queue(self, i):
-        st = self.stages[i]
-        return float(st.present())
-
-    @cython.locals(self=RunState, i=cython.Py_ssize_t, st=Stage)
-    def fn_busy(self, i):
-        st = self.stages[i]
-        return float(st.busy())
-
-    @cython.locals(self=RunState, i=cython.Py_ssize_t, st=Stage)
-    def fn_work(self, i):
-        st = self.stages[i]
-        return st.work_left()
-
-    @cython.locals(self=RunState, i=cython.Py_ssize_t, st=Stage)
-    def fn_est_lambda(self, i):
-        st = self.stages[i]
-        return st.est_lambda()
-
-    @cython.locals(self=RunState, i=cython.Py_ssize_t, st=Stage)
-    def fn_est_rho(self, i):
-        st = self.stages[i]
-        return st.est_rho()
-
-    @cython.locals(self=RunState, i=cython.Py_ssize_t, st=Stage)
-    def fn_est_wait(self, i):
-        st = self.stages[i]
-        return st.e_wait
-
-    @cython.locals(self=RunState, i=cython.Py_ssize_t)
-    def fn_price(self, i, s_h, ds):
-        st = self.stages[i]  # (untyped: the sums below are Python's, NaNs included)
-        lam = st.est_lambda()
-        rho = st.est_rho()
-        w = st.e_wait
-        s_m = s_h + ds
-        return ds + lam * (s_m * s_m - s_h * s_h) / (2.0 * (1.0 - rho)) + lam * w * ds / (1.0 - rho)
+    """The stages' operations on the run (a mixin of ``engine.Sim``). The stage functions of
+    expressions (``queue``, ``busy``, ``work``, ``est_*``, ``price``; §13) are nodes of
+    ``fnnodes``, which call a stage's own (``present``, ``busy``, ``work_left``,
+    ``est_lambda``, ``est_rho``) through its C type."""
 
     def detach_job(self, s):
         """Remove a session's job from its stage (preemption, ending)."""

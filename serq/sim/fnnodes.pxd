@@ -1,0 +1,97 @@
+# C declarations of serq/sim/fnnodes.py (issue 10): the nodes of the functions that read the
+# run's stages and pools, the run typed, each function's rule (`of`) a C method on the typed
+# stage or pool, so that a node (a gauge's, a statement's) is evaluated with C calls. Cython
+# checks them against fnnodes.py, which stays the definition.
+
+cimport cython
+
+from serq.sim.exprnodes cimport Expr
+from serq.sim.pools cimport Entry, PoolCore
+from serq.sim.sessions cimport Session
+from serq.sim.stages cimport Stage
+from serq.sim.state cimport RunState
+
+
+cdef class Member(Expr):
+    cdef RunState sim
+    cdef Py_ssize_t base
+    cdef Py_ssize_t count
+    cdef Expr x                       # the node selecting the member, or None (base)
+    cdef Py_ssize_t at(self, a) except -1
+
+
+cdef class StageFn(Member):
+    cpdef double ev(self, a) except? -1.0
+    cdef double of(self, Stage st) except? -1.0
+
+
+cdef class QueueFn(StageFn):
+    cdef double of(self, Stage st) except? -1.0
+
+
+cdef class BusyFn(StageFn):
+    cdef double of(self, Stage st) except? -1.0
+
+
+cdef class WorkFn(StageFn):
+    cdef double of(self, Stage st) except? -1.0
+
+
+cdef class EstLambdaFn(StageFn):
+    cdef double of(self, Stage st) except? -1.0
+
+
+cdef class EstRhoFn(StageFn):
+    cdef double of(self, Stage st) except? -1.0
+
+
+cdef class EstWaitFn(StageFn):
+    cdef double of(self, Stage st) except? -1.0
+
+
+cdef class PoolFn(Member):
+    cpdef double ev(self, a) except? -1.0
+    cdef double of(self, PoolCore pl) except? -1.0
+
+
+cdef class UsedFn(PoolFn):
+    cdef double of(self, PoolCore pl) except? -1.0
+
+
+cdef class FreeFn(PoolFn):
+    cdef double of(self, PoolCore pl) except? -1.0
+
+
+cdef class HoldersFn(PoolFn):
+    cdef double of(self, PoolCore pl) except? -1.0
+
+
+cdef class QueuedFn(PoolFn):
+    cdef double of(self, PoolCore pl) except? -1.0
+
+
+cdef class CachedInFn(PoolFn):
+    cdef double of(self, PoolCore pl) except? -1.0
+
+
+cdef class BudgetLeftFn(Member):
+    cpdef double ev(self, a) except? -1.0
+
+
+cdef class Price(Member):
+    cdef Expr h
+    cdef Expr d
+    cpdef double ev(self, a) except? -1.0
+
+
+cdef class Fail(Expr):
+    cdef object sim
+    cdef str text
+    cpdef double ev(self, a) except? -1.0
+
+
+cdef class Aggregate(Expr):
+    cdef object sim
+    cdef object kind
+    cdef object obs
+    cpdef double ev(self, a) except? -1.0
