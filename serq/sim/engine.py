@@ -73,6 +73,8 @@ SESSIONS_AT_ONCE = 100_000_000
 MAX_COUNT = sys.maxsize
 # an arrival's event kind as a C constant (compiled; next_arrival schedules one per arrival)
 ARRIVE = cython.declare(cython.int, EV_ARRIVE)
+# whether the events are heapq's tuples, as a C constant (settle_state reads it per settle)
+HEAPQ = cython.declare(cython.bint, TUPLES)
 
 
 class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
@@ -451,7 +453,7 @@ def settle_state(sim):
         visit_active_pools(sim, True)
         if not ready:
             break
-    if TUPLES:
+    if HEAPQ:
         heap = sim.heap
         pending_now = heap[0][0] <= sim.now if heap else False
     else:
@@ -544,8 +546,11 @@ def read_gauges(sim):
     points = sim.gauge_points
     for k in range(len(fns)):
         times, values = points[k]
-        g = cython.cast(Expr, fns[k])  # (every one is: Sim.__init__)
-        v = g.ev(na)
+        if cython.compiled:  # unchecked: every one is an Expr (Sim.__init__)
+            g = cython.cast(Expr, fns[k])
+            v = g.ev(na)
+        else:
+            v = fns[k].ev(na)
         if times and times[-1] == now:
             values[-1] = v
             if len(values) >= 2 and same_value(values[-2], v):

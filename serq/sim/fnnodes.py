@@ -63,8 +63,10 @@ class StageFn(Member):
     @cython.ccall
     @cython.exceptval(-1.0, check=True)
     def ev(self, a) -> cython.double:
-        return self.of(cython.cast(Stage, self.sim.stages[self.base if self.x is None
-                                                           else self.at(a)]))
+        st = self.sim.stages[self.base if self.x is None else self.at(a)]
+        if cython.compiled:  # unchecked: every item is a Stage (no type test per call)
+            return self.of(cython.cast(Stage, st))
+        return self.of(st)
 
     def of(self, st):
         raise NotImplementedError
@@ -125,8 +127,10 @@ class PoolFn(Member):
     @cython.ccall
     @cython.exceptval(-1.0, check=True)
     def ev(self, a) -> cython.double:
-        return self.of(cython.cast(PoolCore, self.sim.pools[self.base if self.x is None
-                                                              else self.at(a)]))
+        pl = self.sim.pools[self.base if self.x is None else self.at(a)]
+        if cython.compiled:  # unchecked: every item is a PoolCore
+            return self.of(cython.cast(PoolCore, pl))
+        return self.of(pl)
 
     def of(self, pl):
         raise NotImplementedError
