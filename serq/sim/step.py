@@ -21,6 +21,7 @@ from serq.sim.stages import Stage
 if cython.compiled:  # C types: job, hold and session fields, the run's fields and context
     # variables, the accumulators' updates
     from cython.cimports.serq.sim.context import Context
+    from cython.cimports.serq.sim.exprnodes import Expr
     from cython.cimports.serq.sim.pools import (Hold, HoldEntry, PoolCore, admit_request,
                                                  grow_hold, innermost)
     from cython.cimports.serq.sim.sessions import execute
@@ -31,6 +32,7 @@ if cython.compiled:  # C types: job, hold and session fields, the run's fields a
     from cython.cimports.serq.sim.states import GROWING, IN_STAGE, QUEUED, READY
 else:
     from serq.sim.context import Context
+    from serq.sim.exprnodes import Expr
     from serq.sim.pools import Hold, HoldEntry, PoolCore, admit_request, grow_hold, innermost
     from serq.sim.sessions import execute
     from serq.sim.state import RunState
@@ -77,19 +79,20 @@ class StepStage(Stage):
         ex = sim.ex
         # machine expressions read no session: an attribute there reads NaN
         self.na = [NAN] * len(sim.p.attrs)
-        # budget and chunk: a constant (the common case) is kept as its value and read in
-        # place of a call (``plan``); ``budget_fn``/``chunk_fn`` are None then
-        self.budget_fn, self.budget_k = const_or_function(ex, k.budget)
-        self.chunk_fn, self.chunk_k = const_or_function(ex, k.chunk)
+        # The expressions are kept as their nodes (``exprnodes.Expr``: compiled, ``ev`` is a
+        # C call). Budget and chunk: a constant (the common case) is kept as its value and
+        # read in place of a call (``plan``); ``budget_e``/``chunk_e`` are None then
+        self.budget_e, self.budget_k = const_or_node(ex, k.budget)
+        self.chunk_e, self.chunk_k = const_or_node(ex, k.chunk)
         self.planned_budget = 0.0  # the iteration being planned's (``plan``)
         self.planned_chunk = 0.0
-        self.cost_fn = ex.function(k.cost, track=False)  # see Sim.totals_read
+        self.cost_e = ex.expr(k.cost, track=False)  # see Sim.totals_read
         self.memory = k.memory
         self.exclusive = type(k.serve) is T.ServeExclusivePrefill
         keys = k.serve.keys if type(k.serve) is T.ServeBy else ()
-        self.serve_keys = [ex.function(e) for e in keys] or None
+        self.serve_keys = [ex.expr(e) for e in keys] or None
         # `serve only (e)` (extension, IR 11): the residents an iteration may serve
-        self.only_fn = ex.function(k.only) if k.only is not None else None
+        self.only_e = ex.expr(k.only) if k.only is not None else None
         self.residents = []
         self.rver = 0  # bumped at every insertion into or removal from ``residents``
         self.mark = 0  # the mark of the iteration being planned (``Job.mark``: served)
@@ -268,8 +271,8 @@ class StepStage(Stage):
         sim = self.sim
         t = self.totals() if totals or sim.totals_read else None
         sim.cur = None
-        self.planned_budget = self.budget_k if self.budget_fn is None else self.budget_fn(self.na)
-        self.planned_chunk = self.chunk_k if self.chunk_fn is None else self.chunk_fn(self.na)
+        self.planned_budget = self.budget_k if self.budget_e is None else self.budget_e.ev(self.na)
+        self.planned_chunk = self.chunk_k if self.chunk_e is None else self.chunk_e.ev(self.na)
         return t
 
     @staticmethod
@@ -290,7 +293,7 @@ class StepStage(Stage):
         return r if r > 0 else 0.0
 
     # -- serving order (§8.4) ---------------------------------------------------------------------
-    @cython.locals(sim=RunState, ctx=Context, o=Session)
+    @cython.locals(sim=RunState, ctx=Context, o=Session, f=Expr, key=list)
     def order(self, totals):
         res = self.residents
         keys = self.serve_keys
@@ -307,7 +310,10 @@ class StepStage(Stage):
             ctx.remaining = j.work
             sim.cur = o
             a = o.attrs if o is not None else self.na
-            ranked.append(([total_key(f(a)) for f in keys], j))
+            key = []
+            for f in keys:
+                key.append(total_key(f.ev(a)))
+            ranked.append((key, j))
         ranked.sort(key=first)
         return [j for _, j in ranked]
 
@@ -335,9 +341,8 @@ class StepStage(Stage):
                    decode=cython.bint, want=cython.double, tokens=cython.double,
                    cap=cython.double, need=cython.double, hk=cython.double,
                    grown=cython.bint, preempted=cython.bint, eps=cython.double, j=Job,
-                   h=Hold, e=HoldEntry, o=Session, k=cython.Py_ssize_t, sim=RunState,
-                   assign=list, res=list, pair=list, dge=Growth, ge=Growth, x=Job,
-                   seen=list)
+                   h=Hold, e=HoldEntry, o=Session, sim=RunState, assign=list, res=list,
+                   pair=list, dge=Growth, ge=Growth)
     def start_iteration(self):
         """Plan and start an iteration (§8.3, §8.5): serve the residents in the serving order
         (§8.4), each its want within the budget left (under ``exclusive prefill``: one
@@ -348,14 +353,13 @@ class StepStage(Stage):
         growth changed). Without keys it is the residents list itself, so one pass over it
         serves the batch; when a growth changed the list (``rver``: a preemption, a spill
         job) or an admission added to it, the pass starts again, skipping the jobs already
-        visited. The first pass of that case needs no record of them (they are the ones
-        before it in the list); when it is cut short, they are marked (``Job.mark``), and so
-        is each job a later pass visits. With keys every job visited is marked."""
+        visited: each job visited is marked (``Job.mark``), and the marks are read once a
+        pass may meet a marked job (with keys, always)."""
         sim = self.sim
         keys = self.serve_keys
         keyed = keys is not None
         exclusive = self.exclusive
-        only = self.only_fn
+        only = self.only_e
         totals = self.plan(totals=keyed or only is not None)
         budget = self.planned_budget
         chunk = self.planned_chunk
@@ -388,18 +392,17 @@ class StepStage(Stage):
         kvb = 0.0
         kvp = 0.0
         full = False
-        check = keyed  # whether the marks tell the visited jobs
+        check = keyed  # whether a pass may meet a job visited already (marked)
         while not full:
             ver = self.rver
             visited = False
-            # without keys: the residents list itself (k: j's place in it, in the first pass)
-            for k, j in enumerate(self.order(totals)):
+            # without keys: the residents list itself
+            for j in self.order(totals):
                 if visited and keyed:
                     break  # the order anew
-                if check:
-                    if j.mark == mark:
-                        continue
-                    j.mark = mark
+                if check and j.mark == mark:
+                    continue
+                j.mark = mark
                 if only is not None and not only(j):
                     continue
                 visited = True
@@ -446,14 +449,9 @@ class StepStage(Stage):
                         continue
                     need = e.pos + tokens - e.alloc
                     if need > eps:
-                        if not check:
-                            seen = res[:k + 1]  # this pass's jobs so far
                         grown = grow_hold(sim, o, j.growing, need, j)
                         if self.rver != ver:  # the list changed under the pass
-                            if not check:
-                                for x in seen:
-                                    x.mark = mark
-                                check = True
+                            check = True
                             if grown:
                                 ver = -1  # serve this job, then start again
                             else:
@@ -496,12 +494,8 @@ class StepStage(Stage):
                     break
             else:  # every resident visited: admit a waiting hold, if one fits
                 if left > 0 and not sim.n_preemptions > pre0 and self.waiting():
-                    seen = None if check else res[:]
                     if self.admit_bound(budget if exclusive else left):
-                        if seen is not None:
-                            for x in seen:
-                                x.mark = mark
-                            check = True
+                        check = True
                         admitted = True
                         continue
                 break
@@ -551,7 +545,7 @@ class StepStage(Stage):
         per resident and iteration with the pre-iteration totals and the resident's own
         ``decoding``/``admission``/``remaining`` (as a serve key; docs/claims.md)."""
         sim = self.sim
-        f = self.only_fn
+        f = self.only_e
         seen = {}
 
         def allowed(j):
@@ -564,7 +558,7 @@ class StepStage(Stage):
                 sim.ctx.admission = o.adm_seq if o is not None else U64_MAX
                 sim.ctx.remaining = j.work
                 sim.cur = o
-                v = seen[j.id] = f(o.attrs if o is not None else self.na) != 0.0
+                v = seen[j.id] = f.ev(o.attrs if o is not None else self.na) != 0.0
                 sim.cur = prev
             return v
         return allowed
@@ -721,7 +715,7 @@ def launch_iteration(self, assign, attn, ntok, dec, npre, kvb, kvp, chunk) -> cy
     ctx.kvp = kvp
     ctx.attn = attn
     sim.cur = None
-    cost = self.cost_fn(self.na)
+    cost = self.cost_e.ev(self.na)
     if not cost > 0:
         cost = 0.0
         if sim.now == self.zero_time:
@@ -759,13 +753,13 @@ def launch_iteration(self, assign, attn, ntok, dec, npre, kvb, kvp, chunk) -> cy
         sim.hooks.iter_launch(self, assign, cost, (ntok, dec, npre, kvb, kvp))
 
 
-def const_or_function(ex, e):
+def const_or_node(ex, e):
     """``(None, value)`` for an expression that is a constant (``exprs``' folded node), else
-    ``(f, 0.0)``: its function."""
-    shape, f, v = ex.node(e)
-    if shape == K:
-        return None, v
-    return f, 0.0
+    ``(node, 0.0)``."""
+    n = ex.expr(e)
+    if n.shape == K:
+        return None, n.value
+    return n, 0.0
 
 
 @cython.cfunc
