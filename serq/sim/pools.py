@@ -889,7 +889,7 @@ class PoolOps:
         v.preempt_pos[pi] = computed
         lt = v.last_token
         if lt is not None:
-            lt[4] = True
+            lt.preempted = True  # (step.Token)
         v.attrs[self.p.slot_computed] = computed
         self.detach(v)
         while True:

@@ -20,6 +20,15 @@ cdef class Growth:
     cdef public list pair
 
 
+@cython.final
+cdef class Token:
+    cdef public object turn
+    cdef public double at
+    cdef public object stage
+    cdef public bint decoded
+    cdef public bint preempted
+
+
 cdef class StepStage(Stage):
     cdef public list na
     cdef public Expr budget_e       # None: a constant, budget_k

@@ -65,6 +65,24 @@ class Growth:
         self.pair = None
 
 
+@cython.final
+@cython.cclass
+class Token:
+    """A session's last token (§8.7, ``Session.last_token``): the turn it came in, when, on
+    which stage, whether a decode token came in this turn so far (``decoded``), and whether
+    the session was preempted since (``preempted``: set by ``PoolOps.preempt``). A resident
+    decode's job keeps its owner's (``Job.tok``). Compiled, a cclass (``step.pxd``): the
+    time reads and writes as a C double."""
+    __slots__ = ("turn", "at", "stage", "decoded", "preempted")
+
+    def __init__(self, turn, at, stage, decoded):
+        self.turn = turn
+        self.at = at
+        self.stage = stage
+        self.decoded = decoded
+        self.preempted = False
+
+
 @cython.cclass
 class StepStage(Stage):
     """A step stage (§8). Compiled, a ``cclass`` with C fields (``step.pxd``): the iteration's
@@ -512,7 +530,8 @@ class StepStage(Stage):
             return
         if preempted or admitted or exclusive:
             ntok, dec, npre, kvb, kvp = self.assignment_totals(assign)
-        if type(self).launch is _LAUNCH:  # (the totals as numbers, not a tuple of objects)
+        # (the totals as numbers, not a tuple of objects; the class itself: no lookup)
+        if type(self) is StepStage or type(self).launch is _LAUNCH:
             launch_iteration(self, assign, attn, ntok, dec, npre, kvb, kvp, chunk)
         else:  # a subclass replaced ``launch`` (tests/faults.py): that one is called
             self.launch(assign, attn, (ntok, dec, npre, kvb, kvp), chunk)
@@ -598,19 +617,18 @@ class StepStage(Stage):
 
     @cython.locals(now=cython.double, warm=cython.bint, px=cython.double, nrep=cython.Py_ssize_t,
                    w=cython.double, fin=cython.bint, x=cython.double, eps=cython.double,
-                   j=Job, tokens=cython.double, itl=LogHist, sim=RunState, t=object,
-                   last=list, run=tuple, assign=list, lt=cython.double, done=list)
+                   j=Job, tokens=cython.double, itl=LogHist, sim=RunState, last=Token,
+                   run=tuple, assign=list, done=list)
     def iter_end(self, epoch):
         run = self.running
         if run is None or run[0] != epoch:
             return
         self.running = None
         sim = self.sim
-        t = sim.now
-        now = t
+        now = sim.now
         eps = EPS
         self.flush_idle()
-        self.idle_at = t  # step_stats(now, 0, 0.0), pending (see flush_idle)
+        self.idle_at = now  # step_stats(now, 0, 0.0), pending (see flush_idle)
         jobs = self.jobs
         done = None  # the jobs done, a list once there is one
         # Each job's work, then its token: a token reads nothing another job's work update
@@ -637,15 +655,15 @@ class StepStage(Stage):
             if last is not None:
                 # what ``token`` does for a decode whose owner's token record is settled:
                 # only the time of its last token moves
-                lt = last[1]
-                x = now - lt
-                last[1] = t
+                x = now - last.at
+                last.at = now
             elif (j.decode or fin) and j.owner is not None:
                 xo = self.token(j.owner, j.decode)
                 if j.decode:
-                    # The record is now [turn, now, self, True, False]: it stays so while j is
-                    # resident (the turn changes only as the session runs; a preemption that
-                    # sets [4] removes j), so later tokens of j take the path above.
+                    # The record now says (turn, now, self, decoded, not preempted): it stays
+                    # so while j is resident (the turn changes only as the session runs; a
+                    # preemption, which sets ``preempted``, removes j), so later tokens of j
+                    # take the path above.
                     j.tok = j.owner.last_token
                 if xo is None:
                     continue
@@ -675,25 +693,26 @@ class StepStage(Stage):
         if sim.hooks is not None:
             sim.hooks.iter_end(self, done if done is not None else [])
 
-    @cython.locals(sim=RunState, last=list)
+    @cython.locals(sim=RunState, last=Token, now=cython.double, decoded=cython.bint)
     def token(self, s, decode):
         """Session ``s`` has a token now (a decode's, or a prefill's last): its inter-token
-        latency (§8.7), or None where it has none; ``s.last_token`` becomes ``[turn, now,
-        self, decoded, False]`` (``decoded``: a decode token in this turn so far), the list
-        kept (a job's ``tok`` may refer to it)."""
+        latency (§8.7), or None where it has none; ``s.last_token`` becomes (turn, now,
+        self, decoded, not preempted) (``decoded``: a decode token in this turn so far), the
+        record kept (a job's ``tok`` may refer to it)."""
         sim = self.sim
         now = sim.now
         turn = s.attrs[sim.p.slot_turn]
         last = s.last_token
-        if last is None or last[0] != turn:
-            s.last_token = [turn, now, self, decode, False]
+        if last is None or last.turn != turn:
+            s.last_token = Token(turn, now, self, decode)
             return None
-        decoded = last[3]
-        x = now - last[1] if decode or decoded or (last[4] and last[2] is self) else None
-        last[1] = now
-        last[2] = self
-        last[3] = decoded or decode
-        last[4] = False
+        decoded = last.decoded
+        x = (now - last.at if decode or decoded or (last.preempted and last.stage is self)
+             else None)
+        last.at = now
+        last.stage = self
+        last.decoded = decoded or decode
+        last.preempted = False
         return x
 
 
