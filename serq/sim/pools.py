@@ -243,28 +243,29 @@ class PoolCore:
 
     # -- blocks -------------------------------------------------------------------------------
     # ``x`` >= 0 (units are clamped), so the C ``ceil``/``floor`` of the compiled module give
-    # what ``math.ceil``/``math.floor`` do, and an overflow to inf blocks stays inf there
+    # what ``math.ceil``/``math.floor`` do on a finite quotient; one that overflowed (a tiny
+    # block) is inf blocks, as in Rust (``math.ceil`` of inf would raise)
     @cython.ccall
-    @cython.locals(b=cython.double)
+    @cython.locals(b=cython.double, q=cython.double)
     def up(self, x: cython.double) -> cython.double:
         if self.block is None or x == _INF:
             return x
         b = self.block
-        try:
-            return ceil(x / b) * b
-        except OverflowError:  # x / b overflowed (a tiny block): inf blocks, as in Rust
-            return (x / b) * b
+        q = x / b
+        if q == _INF:
+            return q * b
+        return ceil(q) * b
 
     @cython.ccall
-    @cython.locals(b=cython.double)
+    @cython.locals(b=cython.double, q=cython.double)
     def down(self, x: cython.double) -> cython.double:
         if self.block is None or x == _INF:
             return x
         b = self.block
-        try:
-            return floor(x / b) * b
-        except OverflowError:
-            return (x / b) * b
+        q = x / b
+        if q == _INF:
+            return q * b
+        return floor(q) * b
 
     @cython.ccall
     def fits(self, need: cython.double) -> cython.bint:
@@ -467,7 +468,8 @@ def make_room(sim, pl, need):
         hooks.evict_end(pl, need, before)
 
 
-@cython.locals(s=Session, t=HoldTemplate, k=cython.Py_ssize_t, pl=PoolCore, ent=Entry,
+@cython.locals(s=Session, t=HoldTemplate, k=cython.Py_ssize_t, pi=cython.Py_ssize_t,
+               pl=PoolCore, ent=Entry,
                alloc=cython.double, own=cython.double, best_own=cython.double,
                keep=cython.double, excess=cython.double, h=Hold, now=cython.double)
 def admit_request(sim, req):
@@ -642,7 +644,8 @@ class PoolOps:
         return Req(s, t, pools, units, self.now)
 
     @cython.locals(self=RunState, s=Session, req=Req, t=HoldTemplate, k=cython.Py_ssize_t,
-                   pl=PoolCore, need=cython.double, r=cython.double, rf=Expr)
+                   pl=PoolCore, need=cython.double, r=cython.double, rf=Expr,
+                   pi=cython.Py_ssize_t)
     def enqueue(self, s, req, front):
         t = req.tmpl
         a = s.attrs
@@ -671,7 +674,7 @@ class PoolOps:
 
     @cython.locals(self=RunState, s=Session, req=Req, t=HoldTemplate, k=cython.Py_ssize_t,
                    u=cython.double, need=cython.double, r=cython.double, pl=PoolCore,
-                   units=list, needs=list, pools=list, uf=Expr, rf=Expr)
+                   units=list, needs=list, pools=list, uf=Expr, rf=Expr, pi=cython.Py_ssize_t)
     def req_fits(self, req):
         """Re-evaluate a waiting request's units and needs; does it fit every pool?"""
         s = req.session
