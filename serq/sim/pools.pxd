@@ -106,7 +106,7 @@ cdef class PoolCore:
     cdef public Py_ssize_t rejected
     cdef public Py_ssize_t stuck
 
-    cpdef void record(self, double now)
+    cdef void record(self, double now)
     cpdef void add_entry(self, Entry ent)
     cpdef double up(self, double x)
     cpdef double down(self, double x)

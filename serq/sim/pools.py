@@ -206,7 +206,7 @@ class PoolCore:
         self.stuck = 0
 
     # -- statistics -------------------------------------------------------------------------
-    @cython.ccall
+    @cython.cfunc  # (compiled, called by the engine's record only: no Python override check)
     def record(self, now: cython.double) -> cython.void:
         self.used_avg.set(now, self.used)
         self.cached_avg.set(now, self.cached)

@@ -58,7 +58,7 @@ cdef class StepStage(Stage):
     cdef public list via_pools
     cdef public double zero_time
     cdef public Py_ssize_t zero_count
-    cdef public object idle_at
+    cdef public double idle_at
     cdef public object hook_iteration
 
     cpdef void flush_idle(self)

@@ -44,6 +44,7 @@ else:
 NAN = math.nan
 U64_MAX = float(1 << 64)
 ZERO_COST_LIMIT = 100_000
+_EPS = cython.declare(cython.double, EPS)  # (a C double where compiled)
 first = itemgetter(0)  # the sort key of a (key, job) pair
 
 
@@ -127,7 +128,9 @@ class StepStage(Stage):
         self.via_pools = []  # pools declared `admit via` this stage
         self.zero_time = -1.0  # guard against cost-0 iterations that never end (a hang)
         self.zero_count = 0
-        self.idle_at = None  # when the last iteration ended, until step_stats records it
+        # when the last iteration ended, until step_stats records it (-1.0: none pending; a
+        # time, a C double where compiled)
+        self.idle_at = -1.0
         self.hook_iteration = None  # the running iteration's hooks.Iteration (hooks on)
 
     # -- statistics -------------------------------------------------------------------------
@@ -139,6 +142,7 @@ class StepStage(Stage):
         self.mixed_avg.reset(now)
         self.decodes_avg.reset(now)
 
+    @cython.locals(t=cython.double)
     def flush_idle(self):
         """Record the end of the last iteration (all flags 0), if not recorded yet.
 
@@ -148,8 +152,8 @@ class StepStage(Stage):
         ``0 * 0``), so the next start skips it; otherwise it is recorded at its time first.
         """
         t = self.idle_at
-        if t is not None:
-            self.idle_at = None
+        if t >= 0.0:
+            self.idle_at = -1.0
             self.step_stats(t, 0, 0.0)
 
     @cython.locals(pre=TimeAvg, dec=TimeAvg, mix=TimeAvg, decs=TimeAvg, v=cython.Py_ssize_t)
@@ -398,7 +402,7 @@ class StepStage(Stage):
         self.mark += 1
         mark = self.mark
         pre0 = sim.n_preemptions
-        eps = EPS
+        eps = _EPS
         attn = 0.0
         # the totals of the cost, summed as jobs are given tokens; valid unless a job was
         # preempted, a hold admitted or a prefill served alone meanwhile (then
@@ -626,7 +630,7 @@ class StepStage(Stage):
         self.running = None
         sim = self.sim
         now = sim.now
-        eps = EPS
+        eps = _EPS
         self.flush_idle()
         self.idle_at = now  # step_stats(now, 0, 0.0), pending (see flush_idle)
         jobs = self.jobs
@@ -755,10 +759,10 @@ def launch_iteration(self, assign, attn, ntok, dec, npre, kvb, kvp, chunk) -> cy
     self.running = (epoch, assign)
     self.iterations += 1
     now = sim.now
-    if self.idle_at is not None:
-        idle_t = self.idle_at
+    idle_t = self.idle_at
+    if idle_t >= 0.0:
         if idle_t == now:
-            self.idle_at = None  # see flush_idle
+            self.idle_at = -1.0  # see flush_idle
         else:
             self.flush_idle()
     self.step_stats(now, dec, npre)
