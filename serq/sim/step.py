@@ -203,6 +203,7 @@ class StepStage(Stage):
         res.insert(pos, j)
         self.rver += 1
         j.mark = 0
+        j.gone = False  # (set when it leaves: remove_job, iter_end)
         j.kv = None
         j.kv1 = None
         j.gent = None
@@ -211,6 +212,7 @@ class StepStage(Stage):
 
     def remove_job(self, j):
         del self.jobs[j.id]
+        j.gone = True
         self.residents.remove(j)
         self.rver += 1
         # (its pair refers to j: a cycle, left to the cyclic GC otherwise)
@@ -522,8 +524,7 @@ class StepStage(Stage):
                         continue
                 break
         if exclusive:  # the batch is final: advance its growing holds
-            jobs = self.jobs
-            assign = [a for a in assign if a[0].id in jobs]
+            assign = [a for a in assign if not a[0].gone]
             for j, tokens in assign:
                 ge = j.gent
                 if ge is not None:
@@ -545,18 +546,16 @@ class StepStage(Stage):
         """``tokens, decodes, prefill tokens, kv_decode, kv_prefill`` of the final assignment;
         fails if a growth preempted a job that was given tokens."""
         sim = self.sim
-        jobs = self.jobs
+        ntok = 0.0
+        npre = 0.0
         for j, tokens in assign:
-            if j.id not in jobs:
+            if j.gone:
                 o = j.owner
                 sim.fail(f"run: at time {sim_time(sim)}, a growth on step stage "
                          f"`{self.decl.name}` preempted session "
                          f"{o.serial if o is not None else '?'}, which had already been "
                          f"given tokens in the same iteration (the reference panics here)",
                          o, "step iteration")
-        ntok = 0.0
-        npre = 0.0
-        for j, tokens in assign:
             ntok += tokens
             if not j.decode:
                 npre += tokens
@@ -689,6 +688,7 @@ class StepStage(Stage):
             res = self.residents
             for j in done:
                 del jobs[j.id]
+                j.gone = True
                 res.remove(j)
                 self.rver += 1
                 j.dge = None  # see remove_job
