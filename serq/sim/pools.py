@@ -673,15 +673,18 @@ class PoolOps:
 
     @cython.locals(self=RunState, s=Session, req=Req, t=HoldTemplate, k=cython.Py_ssize_t,
                    u=cython.double, need=cython.double, r=cython.double, pl=PoolCore,
-                   units=list, needs=list, pools=list, uf=Expr, rf=Expr, pi=cython.Py_ssize_t)
+                   units=list, pools=list, uf=Expr, rf=Expr, pi=cython.Py_ssize_t,
+                   ok=cython.bint)
     def req_fits(self, req):
-        """Re-evaluate a waiting request's units and needs; does it fit every pool?"""
+        """Re-evaluate a waiting request's units and needs; does it fit every pool? (Every
+        unit is evaluated; the pools are tested in order up to the first without room.)"""
         s = req.session
         t = req.tmpl
         a = s.attrs
         self.cur = s
         units = []
-        needs = []
+        ok = True
+        pools = self.pools
         for k in range(len(req.pools)):
             uf = t.units[k]
             u = uf.ev(a)
@@ -693,14 +696,12 @@ class PoolOps:
                 r = r if r > 0 else 0.0
                 need = u if u >= r else r
             units.append(u)
-            needs.append(need)
+            if ok:
+                pi = req.pools[k]
+                pl = pools[pi]
+                ok = pl.fits(need)
         req.units = units
-        pools = self.pools
-        for k, pi in enumerate(req.pools):
-            pl = pools[pi]
-            if not pl.fits(needs[k]):
-                return False
-        return True
+        return ok
 
     # a request admitted: the module's admit_request (a C call for typed callers)
     admit = admit_request

@@ -45,7 +45,7 @@ cdef class StepStage(Stage):
     cdef public list residents
     cdef public Py_ssize_t rver
     cdef public Py_ssize_t mark
-    cdef public object running
+    cdef public list assigned
     cdef public Py_ssize_t epoch
     cdef public Py_ssize_t iterations
     cdef public TimeAvg prefill_avg

@@ -115,7 +115,9 @@ class StepStage(Stage):
         self.residents = []
         self.rver = 0  # bumped at every insertion into or removal from ``residents``
         self.mark = 0  # the mark of the iteration being planned (``Job.mark``: served)
-        self.running = None  # (epoch, [[job, tokens], ...]) of the running iteration
+        # the running iteration's assignment, [[job, tokens], ...] (None while none runs); its
+        # epoch is ``epoch``, the number of iterations launched (``running`` gives both)
+        self.assigned = None
         self.epoch = 0
         self.iterations = 0
         self.prefill_avg = TimeAvg(0.0, 0.0)
@@ -188,18 +190,24 @@ class StepStage(Stage):
                     mean_itl=itl.mean, itl_p50=itl.quantile(0.5), itl_p99=itl.quantile(0.99))
 
     # -- jobs -------------------------------------------------------------------------------
-    @cython.locals(j=Job, r=Job, o=Session, seq=cython.double, umax=cython.double)
+    @cython.locals(j=Job, r=Job, o=Session, seq=cython.double, umax=cython.double,
+                   res=list, pos=cython.Py_ssize_t)
     def add_job(self, owner, work, mode, growing):
         j = self.new_job(owner, work, mode, growing)
         umax = U64_MAX
-        seq = owner.adm_seq if owner is not None else umax
+        o = owner
+        seq = o.adm_seq if o is not None else umax
+        # The residents are in admission order (a job without an owner last; ties in the
+        # order they came): the new job goes after every one admitted no later than its
+        # owner, a place found from the end, where most new jobs go.
         res = self.residents
         pos = len(res)
-        for k, r in enumerate(res):
+        while pos > 0:
+            r = res[pos - 1]
             o = r.owner
-            if (o.adm_seq if o is not None else umax) > seq:
-                pos = k
+            if not (o.adm_seq if o is not None else umax) > seq:
                 break
+            pos -= 1
         res.insert(pos, j)
         self.rver += 1
         j.mark = 0
@@ -218,8 +226,8 @@ class StepStage(Stage):
         # (its pair refers to j: a cycle, left to the cyclic GC otherwise)
         j.dge = None
         j.gent = None
-        if self.running is not None:
-            assign = self.running[1]
+        assign = self.assigned
+        if assign is not None:
             for k, a in enumerate(assign):
                 if a[0] is j:
                     del assign[k]
@@ -229,7 +237,12 @@ class StepStage(Stage):
         return len(self.residents)
 
     def busy(self):
-        return len(self.running[1]) if self.running is not None else 0
+        return len(self.assigned) if self.assigned is not None else 0
+
+    @property
+    def running(self):
+        """``(epoch, assignment)`` of the running iteration, or None."""
+        return (self.epoch, self.assigned) if self.assigned is not None else None
 
     def work_left(self):
         total = -0.0
@@ -343,7 +356,7 @@ class StepStage(Stage):
 
     # -- an iteration (§8.3, §8.5) -------------------------------------------------------------------
     def settle(self, pending_now):
-        if self.running is not None or pending_now:
+        if self.assigned is not None or pending_now:
             return
         if self.residents or self.waiting():
             self.start_iteration()
@@ -536,7 +549,7 @@ class StepStage(Stage):
         if preempted or admitted or exclusive:
             ntok, dec, npre, kvb, kvp = self.assignment_totals(assign)
         # (the totals as numbers, not a tuple of objects; the class itself: no lookup)
-        if type(self) is StepStage or type(self).launch is _LAUNCH:
+        if type(self) is _STEP_STAGE or type(self).launch is _LAUNCH:
             launch_iteration(self, assign, attn, ntok, dec, npre, kvb, kvp, chunk)
         else:  # a subclass replaced ``launch`` (tests/faults.py): that one is called
             self.launch(assign, attn, (ntok, dec, npre, kvb, kvp), chunk)
@@ -621,12 +634,13 @@ class StepStage(Stage):
     @cython.locals(now=cython.double, warm=cython.bint, px=cython.double, nrep=cython.Py_ssize_t,
                    w=cython.double, fin=cython.bint, x=cython.double, eps=cython.double,
                    j=Job, tokens=cython.double, itl=LogHist, sim=RunState, last=Token,
-                   run=tuple, assign=list, done=list)
+                   assign=list, done=list, ep=cython.Py_ssize_t)
     def iter_end(self, epoch):
-        run = self.running
-        if run is None or run[0] != epoch:
+        assign = self.assigned
+        ep = epoch
+        if assign is None or ep != self.epoch:
             return
-        self.running = None
+        self.assigned = None
         sim = self.sim
         now = sim.now
         eps = _EPS
@@ -644,7 +658,6 @@ class StepStage(Stage):
         nrep = 0  # (px is the run's value once nrep > 0)
         # every job of the assignment is still resident: remove_job takes a job out of the
         # running assignment as it takes it out of the stage
-        assign = run[1]
         for j, tokens in assign:
             w = j.work - tokens
             j.work = w
@@ -755,8 +768,8 @@ def launch_iteration(self, assign, attn, ntok, dec, npre, kvb, kvp, chunk) -> cy
     if sim.hooks is not None:  # the batch formed, not running yet: the claims read here
         sim.hooks.batch(self, chunk)
     self.epoch += 1
-    epoch = self.epoch  # (one int object for the record and the event)
-    self.running = (epoch, assign)
+    epoch = self.epoch
+    self.assigned = assign
     self.iterations += 1
     now = sim.now
     idle_t = self.idle_at
@@ -841,6 +854,7 @@ def sim_time(sim):
 
 
 _LAUNCH = getattr(StepStage, "launch")  # the class's own (start_iteration calls it in C)
+_STEP_STAGE = StepStage  # the class itself (tests/faults.py replaces the module's name)
 
 
 class StepOps:
