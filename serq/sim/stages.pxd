@@ -16,7 +16,7 @@ cdef double ALPHA, BETA
 
 @cython.final
 cdef class Job:
-    cdef public object id
+    cdef public Py_ssize_t id
     cdef public object owner
     cdef public double work
     cdef public str mode
@@ -25,6 +25,10 @@ cdef class Job:
     cdef public double enqueued
     cdef public double started
     cdef public double tag
+    # a fifo stage's list (FifoStage)
+    cdef public Job prev
+    cdef public Job next
+    cdef public bint linked
     # the step engine's (step.py)
     cdef public Py_ssize_t mark
     cdef public object kv
@@ -38,7 +42,7 @@ cdef class Stage:
     cdef public RunState sim  # the run (engine.Sim): its clock, schedule() and fields read as C
     cdef public Py_ssize_t index
     cdef public object decl
-    cdef public dict jobs
+    cdef public dict jobs             # None on a fifo stage (FifoStage links its jobs)
     cdef public TimeAvg num_avg
     cdef public TimeAvg busy_avg
     cdef public Py_ssize_t completed
@@ -66,13 +70,18 @@ cdef class Stage:
 
 cdef class FifoStage(Stage):
     cdef public Py_ssize_t servers
-    cdef public object queue
-    cdef public Py_ssize_t running    # the jobs in service
+    cdef public Py_ssize_t running    # the jobs in service: the first `running` linked
+    cdef public Py_ssize_t count      # the jobs on the stage
+    cdef public Job first             # the jobs, linked in the order they came in
+    cdef public Job last
+    cdef public Job queued            # the first job that waits, or None
 
+    cpdef void record(self, double now)
     cpdef void add_job(self, object owner, double work, str mode, object growing)
     cpdef void fill(self)
     cpdef void start(self, Job j)
     cpdef void finish(self, object jid, object epoch)
+    cdef void unlink(self, Job j)
 
 
 cdef class PsStage(Stage):
