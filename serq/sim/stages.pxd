@@ -18,7 +18,7 @@ cdef double ALPHA, BETA
 
 @cython.final
 cdef class Job:
-    cdef public object id
+    cdef public Py_ssize_t id
     cdef public object owner
     cdef public double work
     cdef public str mode
@@ -28,6 +28,10 @@ cdef class Job:
     cdef public double started
     cdef public double tag
     cdef public bint gone     # compiled ps: the job has left its stage (PsStage.finish/remove_job)
+    # a fifo stage's list (FifoStage)
+    cdef public Job prev
+    cdef public Job next
+    cdef public bint linked
     # the step engine's (step.py)
     cdef public Py_ssize_t mark
     cdef public object kv
@@ -41,7 +45,7 @@ cdef class Stage:
     cdef public RunState sim  # the run (engine.Sim): its clock, schedule() and fields read as C
     cdef public Py_ssize_t index
     cdef public object decl
-    cdef public dict jobs
+    cdef public dict jobs             # None on a fifo stage (FifoStage links its jobs)
     cdef public TimeAvg num_avg
     cdef public TimeAvg busy_avg
     cdef public Py_ssize_t completed
@@ -69,13 +73,18 @@ cdef class Stage:
 
 cdef class FifoStage(Stage):
     cdef public Py_ssize_t servers
-    cdef public object queue
-    cdef public Py_ssize_t running    # the jobs in service
+    cdef public Py_ssize_t running    # the jobs in service: the first `running` linked
+    cdef public Py_ssize_t count      # the jobs on the stage
+    cdef public Job first             # the jobs, linked in the order they came in
+    cdef public Job last
+    cdef public Job queued            # the first job that waits, or None
 
+    cpdef void record(self, double now)
     cpdef void add_job(self, object owner, double work, str mode, object growing)
     cpdef void fill(self)
     cpdef void start(self, Job j)
     cpdef void finish(self, object jid, object epoch)
+    cdef void unlink(self, Job j)
 
 
 cdef class PsStage(Stage):

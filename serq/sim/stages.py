@@ -5,7 +5,6 @@ expressions (``queue``, ``busy``, ``work``, ``est_*``, ``price``; §13).
 from __future__ import annotations
 
 import sys
-from collections import deque
 from heapq import heappop, heappush
 
 try:
@@ -18,8 +17,8 @@ from serq.ir.arith import add
 from serq.sim.exprs import K as CONSTANT
 from serq.sim.scheduler import EV_FINISH
 if cython.compiled:  # C types: the accumulators' updates, a job's owner and the run's fields
-    # are C (stats.pxd, sessions.pxd, state.pxd); a ps heap's slots as C pointers, and the
-    # scheduler's post a C call
+    # are C (stats.pxd, sessions.pxd, state.pxd); scheduling an event a C call, a ps heap's
+    # slots as C pointers
     from cython.cimports.cpython.ref import Py_DECREF, Py_INCREF, PyObject
     from cython.cimports.cpython.sequence import PySequence_Fast_ITEMS
     from cython.cimports.serq.sim.scheduler import post
@@ -39,30 +38,34 @@ else:
 ALPHA = 0.01
 BETA = 1.0 - ALPHA  # the EWMA weight of the past, computed once (the same value)
 NAN = float("nan")
-# a deque's two per-job operations (a fifo's queue), looked up once:
-# compiled, a call of the method costs a third of a method call by name (interpreted, the
-# same)
-_append = deque.append
-_popleft = deque.popleft
 
 
 @cython.final
 @cython.freelist(64)
+@cython.trashcan(True)
 @cython.cclass
 class Job:
     """A job on a stage. ``Stage.new_job`` makes every one and sets its fields (compiled: C
-    fields, ``stages.pxd``); the last six are the step engine's, set by ``StepStage.add_job``.
+    fields, ``stages.pxd``); ``prev``, ``next`` and ``linked`` are a fifo stage's list
+    (``FifoStage``), the last six the step engine's, set by ``StepStage.add_job``.
 
     Compiled, a job is one of the few objects a run makes per event: a free list keeps the
     memory of 64 ended ones for the next (no allocator call, and a reused object does not
-    count towards the cyclic collector's next pass, as a new one does)."""
+    count towards the cyclic collector's next pass, as a new one does). The trashcan lets
+    a long fifo list be freed without a C recursion as deep as the list (the interpreter's
+    own objects have it)."""
     __slots__ = ("id", "owner", "work", "mode", "growing", "enqueued", "started", "tag",
-                 "gone", "decode", "mark", "kv", "kv1", "gent", "dge", "tok")
+                 "gone", "decode", "prev", "next", "linked", "mark", "kv", "kv1", "gent", "dge",
+                 "tok")
 
 
 @cython.cclass
 class Stage:
-    """What every stage has: a job map, statistics and a price estimator.
+    """What every stage has: its jobs, statistics and a price estimator.
+
+    The jobs are ``jobs``, a map of id to job in id order (the order they came in), except
+    on a fifo stage, which links them itself (``jobs`` None): ``listed`` and ``finishing``
+    answer for every kind (the monitors, the hooks).
 
     Compiled, a ``cclass`` with C fields (``stages.pxd``): the per-event operations below
     (``new_job``, ``job_done``, ``record``, a kind's ``add_job``/``start``/``finish``) are C
@@ -100,15 +103,15 @@ class Stage:
         self.num_avg.set(now, n)
         self.busy_avg.set(now, 1 if n else 0)
 
-    @cython.locals(j=Job, t=cython.double, o=Session, jid=object)
+    @cython.locals(j=Job, t=cython.double, o=Session)
     def new_job(self, owner, work, mode, growing):
-        """A new job of ``work`` on this stage, its owner (when it has one) waiting in it."""
+        """A new job of ``work`` on this stage, its owner (when it has one) waiting in it;
+        in ``jobs`` unless the stage keeps its jobs itself (a fifo)."""
         sim = self.sim
         j = Job.__new__(Job)
-        jid = sim.next_job  # (compiled: one int object, for the field and the key)
+        j.id = sim.next_job  # (compiled: a C number, an int object only for a map's key)
         sim.next_job += 1
         t = sim.now
-        j.id = jid
         j.owner = owner
         j.work = work
         j.mode = mode
@@ -117,7 +120,8 @@ class Stage:
         j.enqueued = t
         j.started = t
         j.tag = 0.0
-        self.jobs[jid] = j
+        if self.jobs is not None:
+            self.jobs[j.id] = j
         if owner is not None:
             o = owner
             o.status = IN_STAGE
@@ -189,8 +193,18 @@ class Stage:
         raise NotImplementedError
 
     def finish(self, jid, epoch):
-        """A ``Finish`` event of this stage (§7): job ``jid`` may be done."""
+        """A ``Finish`` event of this stage (§7): job ``jid`` may be done (on a fifo stage
+        ``jid`` is the job itself)."""
         raise NotImplementedError
+
+    def listed(self):
+        """The jobs on the stage, in the order they came in (the monitors')."""
+        return list(self.jobs.values())
+
+    def finishing(self, jid):
+        """The job a ``Finish`` event of this stage names (its ``jid``), if it is still on
+        the stage, else None (the hooks ask before the event is handled)."""
+        return self.jobs.get(jid)
 
     def settle(self, pending_now):
         """The stage's part of the settle (§4), for a stage whose kind ``settles``; the
@@ -219,30 +233,58 @@ class Stage:
 class FifoStage(Stage):
     """``fifo(c)`` (§7.1): ``c`` servers, one queue served in arrival order.
 
-    The jobs in service are counted (``running``), not listed: they are the stage's first
-    ``running`` jobs in ``jobs`` (in id order, the order they came in): a job starts only
-    from the head of the queue or on an empty queue, so every job in service came in before
-    every queued one, and started in the order it came in."""
+    The jobs are linked in the order they came in, ``first`` to ``last`` through their
+    ``prev`` and ``next`` (``jobs`` is None): the first ``running`` are in service, and
+    ``queued`` is the first that waits (None: none waits). A job starts only from the head
+    of the queue or on an empty queue, so every job in service came in before every queued
+    one, and started in the order it came in. Its ``Finish`` event carries the job itself,
+    not its id: the finish unlinks it with a few pointer moves, where a map of ids would
+    cost an insertion, a removal and an int object per job (issue 10). A job taken away
+    (``remove_job``) is unlinked (``linked`` false), and its pending finish is ignored."""
 
     def __init__(self, sim, index, decl):
         super().__init__(sim, index, decl)
+        self.jobs = None
         # a count beyond any number of jobs (fifo(1e300)) means the same: kept within a C size
         self.servers = min(decl.kind.servers, sys.maxsize)
-        self.queue = deque()
         self.running = 0
+        self.count = 0
+        self.first = None
+        self.last = None
+        self.queued = None
 
-    @cython.locals(j=Job)
+    @cython.locals(n=cython.Py_ssize_t)
+    def record(self, now):
+        n = self.count
+        self.num_avg.set(now, n)
+        self.busy_avg.set(now, 1 if n else 0)
+
+    @cython.locals(j=Job, last=Job)
     def add_job(self, owner, work, mode, growing):
         j = self.new_job(owner, work, mode, growing)
-        if self.queue or self.running >= self.servers:
-            _append(self.queue, j)
-        else:  # the queue stays empty while a server is free (see fill)
-            self.start(j)
+        last = self.last
+        j.prev = last
+        j.next = None
+        j.linked = True
+        if last is None:
+            self.first = j
+        else:
+            last.next = j
+        self.last = j
+        self.count += 1
+        if self.queued is None:  # the queue stays empty while a server is free (see fill)
+            if self.running < self.servers:
+                self.start(j)
+            else:
+                self.queued = j
 
+    @cython.locals(j=Job)
     def fill(self):
-        q = self.queue
-        while q and self.running < self.servers:
-            self.start(_popleft(q))
+        j = self.queued
+        while j is not None and self.running < self.servers:
+            self.start(j)
+            j = j.next
+        self.queued = j
 
     @cython.locals(now=cython.double)
     def start(self, j):
@@ -251,25 +293,67 @@ class FifoStage(Stage):
         now = sim.now
         j.started = now
         self.running += 1
-        sim.schedule(now + j.work, EV_FINISH, self.index, j.id, None)
+        post(sim, now + j.work, EV_FINISH, self.index, j, None)
 
     @cython.locals(j=Job)
     def finish(self, jid, epoch):
-        j = self.jobs.pop(jid, None)
-        if j is None:
+        j = jid  # the job itself (start)
+        if not j.linked:  # taken away (remove_job)
             return
+        self.unlink(j)
         self.running -= 1
         self.job_done(j)
-        if self.queue:
+        if self.queued is not None:
             self.fill()
 
+    @cython.locals(prev=Job, nxt=Job)
+    def unlink(self, j):
+        """Take job ``j`` off the list."""
+        prev = j.prev
+        nxt = j.next
+        if prev is None:
+            self.first = nxt
+        else:
+            prev.next = nxt
+        if nxt is None:
+            self.last = prev
+        else:
+            nxt.prev = prev
+        j.prev = None
+        j.next = None
+        j.linked = False
+        self.count -= 1
+
+    @cython.locals(k=Job)
     def remove_job(self, j):
-        del self.jobs[j.id]
-        if j in self.queue:
-            self.queue.remove(j)
+        k = self.queued
+        while k is not None and k is not j:
+            k = k.next
+        if k is not None:  # queued
+            if j is self.queued:
+                self.queued = j.next
+            self.unlink(j)
         else:  # in service
+            self.unlink(j)
             self.running -= 1
             self.fill()
+
+    @cython.locals(j=Job)
+    def listed(self):
+        out = []
+        j = self.first
+        while j is not None:
+            out.append(j)
+            j = j.next
+        return out
+
+    @cython.locals(j=Job)
+    def finishing(self, jid):
+        j = jid
+        return j if j.linked else None
+
+    def present(self):
+        return self.count
 
     def busy(self):
         return self.running
@@ -281,12 +365,14 @@ class FifoStage(Stage):
         now = self.sim.now
         total = -0.0
         i = 0
-        for j in self.jobs.values():
+        j = self.first
+        while j is not None:
             if i < self.running:
                 total += max(j.started + j.work - now, 0.0)
             else:
                 total += j.work
             i += 1
+            j = j.next
         return total
 
 
@@ -495,7 +581,7 @@ class DelayStage(Stage):
     def add_job(self, owner, work, mode, growing):
         j = self.new_job(owner, work, mode, growing)
         sim = self.sim
-        sim.schedule(sim.now + work, EV_FINISH, self.index, j.id, None)
+        post(sim, sim.now + work, EV_FINISH, self.index, j.id, None)
 
     @cython.locals(j=Job)
     def finish(self, jid, epoch):
