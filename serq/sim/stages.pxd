@@ -27,7 +27,7 @@ cdef class Job:
     cdef public double enqueued
     cdef public double started
     cdef public double tag
-    cdef public bint gone     # compiled ps: the job has left its stage (PsStage.finish/remove_job)
+    cdef public bint gone     # a ps stage's job has left it (PsStage.leave)
     # a fifo stage's list (FifoStage)
     cdef public Job prev
     cdef public Job next
@@ -94,16 +94,21 @@ cdef class PsStage(Stage):
     cdef public double v
     cdef public double v_last
     cdef public double rate
+    cdef public Py_ssize_t count      # the jobs on the stage
+    cdef public list order            # them in the order they came in, and some gone ones
     cdef public list tags
     cdef public Py_ssize_t held       # compiled: the jobs on the heap, tags[:held]
     cdef public Py_ssize_t epoch
     cdef public bint dirty
 
+    cpdef void record(self, double now)
     cpdef void add_job(self, object owner, double work, str mode, object growing)
     cpdef void settle(self, bint pending_now)
     cdef void reschedule(self)
     cdef void advance(self, double now)
     cpdef void finish(self, object jid, object epoch)
+    @cython.locals(k=Job)
+    cdef void leave(self, Job j)
 
 
 # a ps stage's compiled heap of Jobs (stages.py): the list's slots as C pointers, as the

@@ -381,18 +381,22 @@ class PsStage(Stage):
     """``ps(c)`` (§7.2): processor sharing, the capacity ``c`` (an expression of ``n``, the
     number of jobs) shared evenly. A job's tag is the virtual time it finishes at; the job
     with the least ``(tag, id)`` finishes first, at the time ``reschedule`` computes after
-    every change (a ``Finish`` of an older ``epoch`` is stale).
+    every change (a ``Finish`` of an older ``epoch`` is stale). The ``Finish`` carries the
+    job itself, not its id.
 
-    The jobs wait on a heap by ``(tag, id)``: interpreted, heapq's tuples ``(tag, id)``;
-    compiled, the Jobs themselves in the first ``held`` slots of ``tags`` (``push_tag``,
-    ``pop_tag``). A job that left (finished or removed) stays there until it comes to the
-    top (it still takes part in the comparisons, as heapq's tuple does): the reschedule
-    pops it then, seeing it gone (interpreted: its id no longer in ``jobs``; compiled: its
-    ``gone`` flag, a C read instead of a dict look-up)."""
+    The stage keeps its jobs itself (``jobs`` is None): ``count`` of them, ``order`` in the
+    order they came in, and a heap by ``(tag, id)``: interpreted, heapq's tuples ``(tag, id,
+    job)`` (the job is never compared: the ids differ); compiled, the Jobs themselves in
+    the first ``held`` slots of ``tags`` (``push_tag``, ``top_tag``). A job that leaves
+    (``leave``: finished or removed) is marked ``gone`` and stays in both until later: on
+    the heap until it comes to the top (it still takes part in the comparisons, as heapq's
+    tuple does), in ``order`` until the gone ones are many. Where a map of ids would cost
+    an insertion, a removal and an int object per job (issue 10)."""
     settles = True
 
     def __init__(self, sim, index, decl):
         super().__init__(sim, index, decl)
+        self.jobs = None
         node = sim.ex.expr(decl.kind.capacity)
         self.cap_node = node  # compiled: its ``ev`` a C call
         # a constant capacity (``ps(4)``): its value, the node's answer at every n
@@ -401,10 +405,18 @@ class PsStage(Stage):
         self.v = 0.0
         self.v_last = 0.0
         self.rate = 0.0
+        self.count = 0
+        self.order = []
         self.tags = []
         self.held = 0
         self.epoch = 0
         self.dirty = False
+
+    @cython.locals(n=cython.Py_ssize_t)
+    def record(self, now):
+        n = self.count
+        self.num_avg.set(now, n)
+        self.busy_avg.set(now, 1 if n else 0)
 
     @cython.locals(j=Job, now=cython.double)
     def add_job(self, owner, work, mode, growing):
@@ -412,10 +424,13 @@ class PsStage(Stage):
         now = self.sim.now
         self.advance(now)
         j.tag = self.v + work
+        j.gone = False
+        self.count += 1
+        self.order.append(j)
         if cython.compiled:
             push_tag(self, j)
         else:
-            heappush(self.tags, (j.tag, j.id))
+            heappush(self.tags, (j.tag, j.id, j))
         self.dirty = True
 
     def settle(self, pending_now):
@@ -423,12 +438,12 @@ class PsStage(Stage):
             self.reschedule()
 
     @cython.locals(sim=RunState, now=cython.double, n=cython.Py_ssize_t, phi=cython.double,
-                   tags=list, jobs=dict, tag=cython.double, delay=cython.double, j=Job)
+                   tags=list, delay=cython.double, j=Job)
     def reschedule(self):
         """The rate after a change (§7.2), and the ``Finish`` of the job with the least tag."""
         sim = self.sim
         now = sim.now
-        n = len(self.jobs)
+        n = self.count
         if n:
             sim.cur = None
             if self.cap_const:
@@ -444,42 +459,49 @@ class PsStage(Stage):
         self.dirty = False
         if cython.compiled:
             j = top_tag(self)
-            if j is None or not self.rate > 0:
-                return
-            tag, jid = j.tag, j.id
         else:
             tags = self.tags
-            jobs = self.jobs
-            while tags and tags[0][1] not in jobs:
+            while tags and tags[0][2].gone:
                 heappop(tags)
-            if not tags or not self.rate > 0:
-                return
-            tag, jid = tags[0]
-        delay = (tag - self.v) / self.rate
-        post(sim, now + (delay if delay > 0 else 0.0), EV_FINISH, self.index, jid, self.epoch)
+            j = tags[0][2] if tags else None
+        if j is None or not self.rate > 0:
+            return
+        delay = (j.tag - self.v) / self.rate
+        post(sim, now + (delay if delay > 0 else 0.0), EV_FINISH, self.index, j, self.epoch)
 
     @cython.locals(j=Job, e=cython.Py_ssize_t)
     def finish(self, jid, epoch):
+        j = jid  # the job itself (reschedule)
         e = epoch  # (an int: reschedule's)
-        if e != self.epoch:
+        if e != self.epoch or j.gone:
             return
-        j = self.jobs.pop(jid, None)
-        if j is None:
-            return
-        if cython.compiled:
-            j.gone = True
+        self.leave(j)
         self.advance(self.sim.now)
         if j.tag > self.v:
             self.v = j.tag
-        self.dirty = True
         self.job_done(j)
 
-    @cython.locals(j=Job)
     def remove_job(self, j):
-        del self.jobs[j.id]
-        if cython.compiled:
-            j.gone = True
+        self.leave(j)
+
+    def leave(self, j):
+        """Job ``j`` leaves the stage (finished or removed): gone, dropped from ``order``
+        with the other gone ones once they outnumber the jobs (a pass over it every so many
+        jobs), from the heap when it comes to the top (``reschedule``)."""
+        j.gone = True
+        self.count -= 1
         self.dirty = True
+        if len(self.order) > 2 * self.count + 32:
+            self.order = [k for k in self.order if not k.gone]
+
+    @cython.locals(k=Job)
+    def listed(self):
+        return [k for k in self.order if not k.gone]
+
+    @cython.locals(j=Job)
+    def finishing(self, jid):
+        j = jid
+        return None if j.gone else j
 
     @cython.locals(x=cython.double)
     def advance(self, now):
@@ -488,11 +510,17 @@ class PsStage(Stage):
         self.v = add(self.v, x) if x != x else self.v + x  # of two NaNs the first (arith)
         self.v_last = now
 
+    def present(self):
+        return self.count
+
+    def busy(self):
+        return self.count
+
     def work_left(self):
         now = self.sim.now
         v = self.v + self.rate * (now - self.v_last)
         total = -0.0
-        for j in self.jobs.values():
+        for j in self.listed():
             total += max(j.tag - v, 0.0)
         return total
 
