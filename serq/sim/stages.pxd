@@ -99,6 +99,8 @@ cdef class PsStage(Stage):
     cdef public list tags
     cdef public Py_ssize_t held       # compiled: the jobs on the heap, tags[:held]
     cdef public Py_ssize_t epoch
+    cdef public object key            # epoch, an int object (the Finish events')
+    cdef public bint due              # a Finish of epoch is pending
     cdef public bint dirty
 
     cpdef void record(self, double now)

@@ -382,7 +382,10 @@ class PsStage(Stage):
     number of jobs) shared evenly. A job's tag is the virtual time it finishes at; the job
     with the least ``(tag, id)`` finishes first, at the time ``reschedule`` computes after
     every change (a ``Finish`` of an older ``epoch`` is stale). The ``Finish`` carries the
-    job itself, not its id.
+    job itself, not its id, and ``key``, the epoch as an int object: the epoch moves on only
+    when a ``Finish`` of it is pending (``due``), the one change that must make a pending
+    one stale; after its ``Finish`` came, the next one takes the same epoch and object (no
+    int object made per reschedule, the same events stale as with a new epoch every time).
 
     The stage keeps its jobs itself (``jobs`` is None): ``count`` of them, ``order`` in the
     order they came in, and a heap by ``(tag, id)``: interpreted, heapq's tuples ``(tag, id,
@@ -410,6 +413,8 @@ class PsStage(Stage):
         self.tags = []
         self.held = 0
         self.epoch = 0
+        self.key = 0
+        self.due = False
         self.dirty = False
 
     @cython.locals(n=cython.Py_ssize_t)
@@ -455,7 +460,10 @@ class PsStage(Stage):
             phi = 0.0
         self.advance(now)
         self.rate = phi / n if n else 0.0
-        self.epoch += 1
+        if self.due:  # the pending Finish becomes stale
+            self.epoch += 1
+            self.key = self.epoch
+            self.due = False
         self.dirty = False
         if cython.compiled:
             j = top_tag(self)
@@ -467,13 +475,17 @@ class PsStage(Stage):
         if j is None or not self.rate > 0:
             return
         delay = (j.tag - self.v) / self.rate
-        post(sim, now + (delay if delay > 0 else 0.0), EV_FINISH, self.index, j, self.epoch)
+        post(sim, now + (delay if delay > 0 else 0.0), EV_FINISH, self.index, j, self.key)
+        self.due = True
 
     @cython.locals(j=Job, e=cython.Py_ssize_t)
     def finish(self, jid, epoch):
         j = jid  # the job itself (reschedule)
         e = epoch  # (an int: reschedule's)
-        if e != self.epoch or j.gone:
+        if e != self.epoch:
+            return
+        self.due = False  # (this is the Finish of the epoch)
+        if j.gone:
             return
         self.leave(j)
         self.advance(self.sim.now)
