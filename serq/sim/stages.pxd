@@ -7,6 +7,8 @@
 # a C field would hide the values that Python subclasses (StepStage, SharedStage) give them.
 
 cimport cython
+from serq.sim.exprnodes cimport Expr
+from serq.sim.scheduler cimport Slot, Slots
 from serq.sim.state cimport RunState
 from serq.sim.stats cimport TimeAvg, Welford
 
@@ -24,7 +26,8 @@ cdef class Job:
     cdef public double enqueued
     cdef public double started
     cdef public double tag
-    cdef public bint gone     # the job has left its stage (fifo): its pending Finish is ignored
+    cdef public bint gone     # the job has left its stage (fifo, compiled ps): its pending Finish
+                              # is ignored (FifoStage), it is dropped off the ps heap (top_tag)
     # a fifo stage's list (FifoStage)
     cdef public Job prev
     cdef public Job next
@@ -85,7 +88,7 @@ cdef class FifoStage(Stage):
 
 
 cdef class PsStage(Stage):
-    cdef public object cap_fn
+    cdef public Expr cap_node         # the capacity's node, evaluated in C
     cdef public bint cap_const        # the capacity is a constant: cap
     cdef public double cap
     cdef public double v
@@ -98,9 +101,22 @@ cdef class PsStage(Stage):
 
     cpdef void add_job(self, object owner, double work, str mode, object growing)
     cpdef void settle(self, bint pending_now)
-    cpdef void reschedule(self)
+    cdef void reschedule(self)
     cdef void advance(self, double now)
     cpdef void finish(self, object jid, object epoch)
+
+
+# a ps stage's compiled heap of Jobs (stages.py): the list's slots as C pointers, as the
+# scheduler's heap (scheduler.pxd's Slot)
+@cython.locals(x=Job, y=Job)
+cdef bint before(Slot a, Slot b) noexcept
+@cython.locals(new=Slot, parent=Py_ssize_t)
+cdef void sift_tag(Slots items, Py_ssize_t pos) noexcept
+@cython.locals(tags=list, n=Py_ssize_t)
+cdef int push_tag(PsStage st, Job j) except -1
+@cython.locals(items=Slots, end=Py_ssize_t, first=Job, last=Slot, pos=Py_ssize_t,
+               child=Py_ssize_t)
+cdef Job top_tag(PsStage st)
 
 
 cdef class DelayStage(Stage):

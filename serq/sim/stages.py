@@ -17,7 +17,10 @@ from serq.ir.arith import add
 from serq.sim.exprs import K as CONSTANT
 from serq.sim.scheduler import EV_FINISH
 if cython.compiled:  # C types: the accumulators' updates, a job's owner and the run's fields
-    # are C (stats.pxd, sessions.pxd, state.pxd); scheduling an event a C call
+    # are C (stats.pxd, sessions.pxd, state.pxd); a ps heap's slots as C pointers, and the
+    # scheduler's post a C call
+    from cython.cimports.cpython.ref import Py_DECREF, Py_INCREF, PyObject
+    from cython.cimports.cpython.sequence import PySequence_Fast_ITEMS
     from cython.cimports.serq.sim.scheduler import post
     from cython.cimports.serq.sim.sessions import Session
     from cython.cimports.serq.sim.state import RunState
@@ -43,10 +46,10 @@ NAN = float("nan")
 @cython.cclass
 class Job:
     """A job on a stage. ``Stage.new_job`` makes every one and sets its fields (compiled: C
-    fields, ``stages.pxd``); ``gone`` says it has left its stage (a fifo's, see ``FifoStage``), ``prev`` and ``next``
-    are a fifo stage's list, ``decode`` and the last six the step engine's, set by
-    ``StepStage.add_job`` (the other kinds never read them: no string comparison of the
-    mode per job).
+    fields, ``stages.pxd``); ``gone`` says it has left its stage (a fifo's, a compiled ps
+    stage's), ``prev`` and ``next`` are a fifo stage's list (``FifoStage``), ``decode`` and
+    the last six the step engine's, set by ``StepStage.add_job`` (the other kinds never
+    read them: no string comparison of the mode per job).
 
     Compiled, a job is one of the few objects a run makes per event: a free list keeps the
     memory of 64 ended ones for the next (no allocator call, and a reused object does not
@@ -376,20 +379,29 @@ class FifoStage(Stage):
 
 @cython.cclass
 class PsStage(Stage):
+    """``ps(c)`` (§7.2): processor sharing, the capacity ``c`` (an expression of ``n``, the
+    number of jobs) shared evenly. A job's tag is the virtual time it finishes at; the job
+    with the least ``(tag, id)`` finishes first, at the time ``reschedule`` computes after
+    every change (a ``Finish`` of an older ``epoch`` is stale).
+
+    The jobs wait on a heap by ``(tag, id)``: interpreted, heapq's tuples ``(tag, id)``;
+    compiled, the Jobs themselves in the first ``held`` slots of ``tags`` (``push_tag``,
+    ``pop_tag``). A job that left (finished or removed) stays there until it comes to the
+    top (it still takes part in the comparisons, as heapq's tuple does): the reschedule
+    pops it then, seeing it gone (interpreted: its id no longer in ``jobs``; compiled: its
+    ``gone`` flag, a C read instead of a dict look-up)."""
     settles = True
 
     def __init__(self, sim, index, decl):
         super().__init__(sim, index, decl)
-        shape, self.cap_fn, v = sim.ex.node(decl.kind.capacity)
-        # a constant capacity (``ps(4)``): its value, the function's answer at every n
-        self.cap_const = shape == CONSTANT
-        self.cap = v if self.cap_const else 0.0
+        node = sim.ex.expr(decl.kind.capacity)
+        self.cap_node = node  # compiled: its ``ev`` a C call
+        # a constant capacity (``ps(4)``): its value, the node's answer at every n
+        self.cap_const = node.shape == CONSTANT
+        self.cap = node.value if self.cap_const else 0.0
         self.v = 0.0
         self.v_last = 0.0
         self.rate = 0.0
-        # the jobs by (tag, id), a heap: interpreted heapq's tuples (tag, id), compiled the
-        # Jobs themselves, the first ``held`` slots (push_tag, pop_tag); removed jobs are
-        # skipped lazily
         self.tags = []
         self.held = 0
         self.epoch = 0
@@ -411,10 +423,10 @@ class PsStage(Stage):
         if self.dirty:
             self.reschedule()
 
-    @cython.locals(now=cython.double, n=cython.Py_ssize_t, phi=cython.double,
-                   tags=list, jobs=dict, tag=cython.double, delay=cython.double, j=Job,
-                   held=cython.Py_ssize_t)
+    @cython.locals(sim=RunState, now=cython.double, n=cython.Py_ssize_t, phi=cython.double,
+                   tags=list, jobs=dict, tag=cython.double, delay=cython.double, j=Job)
     def reschedule(self):
+        """The rate after a change (§7.2), and the ``Finish`` of the job with the least tag."""
         sim = self.sim
         now = sim.now
         n = len(self.jobs)
@@ -424,32 +436,28 @@ class PsStage(Stage):
                 phi = self.cap
             else:  # (``n`` is read by a ps capacity only, which sets it first: validate.py)
                 sim.ctx.n = float(n)
-                phi = self.cap_fn(sim.na)
+                phi = self.cap_node.ev(sim.na)
         else:
             phi = 0.0
         self.advance(now)
         self.rate = phi / n if n else 0.0
         self.epoch += 1
         self.dirty = False
-        tags = self.tags
-        jobs = self.jobs
         if cython.compiled:
-            while self.held and cython.cast(Job, tags[0]).id not in jobs:
-                pop_tag(self)
-            held = self.held
+            j = top_tag(self)
+            if j is None or not self.rate > 0:
+                return
+            tag, jid = j.tag, j.id
         else:
+            tags = self.tags
+            jobs = self.jobs
             while tags and tags[0][1] not in jobs:
                 heappop(tags)
-            held = len(tags)
-        if held and self.rate > 0:
-            if cython.compiled:
-                j = cython.cast(Job, tags[0])
-                tag, jid = j.tag, j.id
-            else:
-                tag, jid = tags[0]
-            delay = (tag - self.v) / self.rate
-            sim.schedule(now + (delay if delay > 0 else 0.0), EV_FINISH, self.index, jid,
-                         self.epoch)
+            if not tags or not self.rate > 0:
+                return
+            tag, jid = tags[0]
+        delay = (tag - self.v) / self.rate
+        post(sim, now + (delay if delay > 0 else 0.0), EV_FINISH, self.index, jid, self.epoch)
 
     @cython.locals(j=Job, e=cython.Py_ssize_t)
     def finish(self, jid, epoch):
@@ -459,14 +467,19 @@ class PsStage(Stage):
         j = self.jobs.pop(jid, None)
         if j is None:
             return
+        if cython.compiled:
+            j.gone = True
         self.advance(self.sim.now)
         if j.tag > self.v:
             self.v = j.tag
         self.dirty = True
         self.job_done(j)
 
+    @cython.locals(j=Job)
     def remove_job(self, j):
         del self.jobs[j.id]
+        if cython.compiled:
+            j.gone = True
         self.dirty = True
 
     @cython.locals(x=cython.double)
@@ -485,9 +498,11 @@ class PsStage(Stage):
         return total
 
 
-@cython.cfunc
-@cython.locals(x=Job, y=Job)
-def before(a, b) -> cython.bint:
+# A ps stage's compiled heap (PsStage): heapq's algorithm on the Jobs, ``before`` the
+# comparison, the sifts moving the list's slots as C pointers (``stages.pxd``), as
+# scheduler.py's on the events.
+
+def before(a, b):
     """Job ``a`` comes before ``b`` on a ps stage's heap: ``(a.tag, a.id) < (b.tag, b.id)``
     as the interpreted engine's tuples compare (the tag decides when the tags differ, a NaN
     differing from every tag, else the id). The heap holds only Jobs: cast, not tested."""
@@ -498,22 +513,19 @@ def before(a, b) -> cython.bint:
     return x.id < y.id
 
 
-@cython.cfunc
-@cython.locals(tags=list, j=Job, pos=cython.Py_ssize_t, parent=cython.Py_ssize_t)
-def sift_tag(tags, j, pos):
-    """heapq's ``_siftdown`` from the root: job ``j``, whose place is ``pos``, moves up
-    past every parent it comes before."""
+def sift_tag(items, pos):
+    """heapq's ``_siftdown`` from the root: the job at ``pos`` moves up past every parent it
+    comes before. The slots are only permuted: no reference count changes."""
+    new = items[pos]
     while pos > 0:
         parent = (pos - 1) >> 1
-        if not before(j, tags[parent]):
+        if not before(new, items[parent]):
             break
-        tags[pos] = tags[parent]
+        items[pos] = items[parent]
         pos = parent
-    tags[pos] = j
+    items[pos] = new
 
 
-@cython.cfunc
-@cython.locals(st=PsStage, tags=list, j=Job, n=cython.Py_ssize_t)
 def push_tag(st, j):
     """heapq's ``heappush`` on a ps stage's compiled heap: the first ``st.held`` slots of
     ``st.tags`` (the slots after hold None: a list that shrinks and grows again by one
@@ -525,35 +537,43 @@ def push_tag(st, j):
     else:
         tags.append(j)
     st.held = n + 1
-    sift_tag(tags, j, n)
+    sift_tag(PySequence_Fast_ITEMS(tags), n)
+    return 0
 
 
-@cython.cfunc
-@cython.locals(st=PsStage, tags=list, last=Job, end=cython.Py_ssize_t, pos=cython.Py_ssize_t,
-               child=cython.Py_ssize_t)
-def pop_tag(st):
-    """heapq's ``heappop`` on a ps stage's compiled heap, the first job dropped: the last
-    job takes the root, the smaller child moves up until a leaf is reached (``_siftup``),
-    and the last job is sifted from there (``_siftdown``). Step for step heapq's, as
-    ``scheduler.pop`` is, so both engines see the same first job after every change, ties
-    and NaN tags included (the order is then not a total one, and the heap's shape
-    decides)."""
-    tags = st.tags
-    end = st.held - 1
-    st.held = end
-    last = tags[end]
-    tags[end] = None
-    if end == 0:
-        return
-    pos = 0
-    child = 1
-    while child < end:
-        if child + 1 < end and not before(tags[child], tags[child + 1]):
-            child += 1
-        tags[pos] = tags[child]
-        pos = child
-        child = 2 * pos + 1
-    sift_tag(tags, last, pos)
+def top_tag(st):
+    """The job with the least ``(tag, id)`` on a ps stage's compiled heap (None when it has
+    none), after popping the gone jobs above it: heapq's ``heappop`` step for step (the last
+    job takes the root, the smaller child moves up until a leaf is reached, ``_siftup``, and
+    the last job is sifted from there, ``_siftdown``), as ``scheduler.pop_until`` is, so both
+    engines see the same first job after every change, ties and NaN tags included (the order
+    is then not a total one, and the heap's shape decides)."""
+    items = PySequence_Fast_ITEMS(st.tags)
+    end = st.held
+    while end:
+        first = cython.cast(Job, items[0])
+        if not first.gone:
+            st.held = end
+            return first
+        end -= 1
+        items[0] = items[end]
+        Py_INCREF(None)
+        items[end] = cython.cast(cython.pointer(PyObject), None)
+        if end:
+            last = items[0]
+            pos = 0
+            child = 1
+            while child < end:
+                if child + 1 < end and not before(items[child], items[child + 1]):
+                    child += 1
+                items[pos] = items[child]
+                pos = child
+                child = 2 * pos + 1
+            items[pos] = last
+            sift_tag(items, pos)
+        Py_DECREF(first)  # the slot's reference (``first`` holds its own)
+    st.held = 0
+    return None
 
 
 @cython.cclass
