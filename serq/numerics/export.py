@@ -51,7 +51,7 @@ class PlanRecorder:
     # -- helpers -------------------------------------------------------------------------------
     def rid(self, serial, turn=None, sim=None):
         if turn is None and sim is not None:
-            s = sim.alive.get(serial)
+            s = sim.live_session(serial)
             if s is not None:
                 turn = int(s.attrs[sim.p.slot_turn])
         if turn is None:

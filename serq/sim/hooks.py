@@ -45,7 +45,8 @@ need (every method here does nothing), or pass any object with all these methods
 ``sim`` is the live ``serq.sim.engine.Sim``: read it, never change it. Pools are
 ``sim.pools[i]`` (``used``, ``cached``, ``entries``, ``holders``, ``queue``), stages
 ``sim.stages[i]`` (a step stage has ``residents``), sessions ``sim.alive`` (serial ->
-session). An exception a hook raises stops the run and propagates from ``serq.run``.
+session, in arrival order: a new dict at each read) or ``sim.live_session(serial)``. An
+exception a hook raises stops the run and propagates from ``serq.run``.
 
 Cost: with no hooks, each site is one ``is None`` test on a path that is already not the
 hottest (an iteration, an admission, an eviction, a preemption); the event loop tests it

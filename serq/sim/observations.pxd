@@ -17,12 +17,13 @@ cdef class Observations:
     cdef Py_ssize_t cap
     cdef list boxed        # the values as objects, once one was not a float (else None)
     cdef tuple rows        # interpreted: the four lists
-    @cython.locals(i=Py_ssize_t)
     cpdef int add(self, v, double t, long long serial, unsigned int turn) except -1
+    @cython.locals(i=Py_ssize_t)
+    cpdef int add_value(self, double v, double t, long long serial, unsigned int turn) except -1
     @cython.locals(cap=Py_ssize_t)
     cdef grow(self)
     @cython.locals(i=Py_ssize_t)
-    cdef box(self, v)
+    cdef box(self, v, double t, long long serial, unsigned int turn)
     cpdef list samples(self)
     @cython.locals(n=Py_ssize_t)
     cpdef tuple columns(self)

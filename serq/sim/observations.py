@@ -10,6 +10,8 @@ object and a turn object kept to the end, and four list appends whose arrays are
 is built (``columns``), bit for bit the values stored: a C double keeps every float exactly
 (-0.0, a NaN's payload), and a value that is not a float (none is today: the expressions give
 floats) switches the values to a list of the objects themselves, so nothing is ever converted.
+The ``observe`` op records its value with ``add_value``, a C double (what its expression
+gives, ``exprnodes``) that it need not make a float object of.
 
 ``release`` frees the columns at once: the run's out-of-memory handler (``run.out_of_memory``)
 calls it before it builds its message, which needs memory of its own.
@@ -51,14 +53,20 @@ class Observations:
 
     def add(self, v, t, serial, turn):
         """Record the sample ``v`` made at time ``t`` by session ``serial`` in turn ``turn``."""
+        if cython.compiled and type(v) is not float:
+            self.box(v, t, serial, turn)
+            return 0
+        return self.add_value(v, t, serial, turn)
+
+    def add_value(self, v, t, serial, turn):
+        """``add`` for a float ``v`` (compiled, a C double)."""
         if cython.compiled:
             i = self.n
             if i == self.cap:
                 self.grow()
-            if self.boxed is None and type(v) is float:
-                self.values[i] = v
-            else:
-                self.box(v)
+            self.values[i] = v
+            if self.boxed is not None:
+                self.boxed.append(v)
             self.times[i] = t
             self.serials[i] = serial
             self.turns[i] = turn
@@ -85,11 +93,13 @@ class Observations:
                                  resized(self.turns, cap * cython.sizeof(cython.uint)))
         self.cap = cap
 
-    def box(self, v):
-        """Keep the values as objects from now on (``v`` is not a float)."""
+    def box(self, v, t, serial, turn):
+        """``add`` for a ``v`` that is not a float: the values are kept as objects from now on
+        (its C slot holds 0.0, unread)."""
         if self.boxed is None:
             self.boxed = [self.values[i] for i in range(self.n)]
-        self.boxed.append(v)
+        self.add_value(0.0, t, serial, turn)
+        self.boxed[-1] = v
 
     def __len__(self):
         return self.n if cython.compiled else len(self.rows[0])

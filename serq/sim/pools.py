@@ -29,13 +29,13 @@ from serq.sim.stats import total_order_key as total_key
 if cython.compiled:
     from cython.cimports.serq.sim.stats import TimeAvg, Welford
     from cython.cimports.serq.sim.state import RunState
-    from cython.cimports.serq.sim.sessions import Session
+    from cython.cimports.serq.sim.sessions import Session, enter_block, live_session
     from cython.cimports.libc.math import ceil, floor
     from cython.cimports.serq.sim.states import ENDED, GROWING, HOLD, IN_STAGE, QUEUED, READY
 else:
     from serq.sim.stats import TimeAvg, Welford
     from serq.sim.state import RunState
-    from serq.sim.sessions import Session
+    from serq.sim.sessions import Session, enter_block, live_session
     from math import ceil, floor
     from serq.sim.states import ENDED, GROWING, HOLD, IN_STAGE, QUEUED, READY
 
@@ -522,7 +522,7 @@ def admit_request(sim, req):
         s.holds.append(h)
     else:
         s.holds = [h]  # the first: the class's () is shared
-    s.frames.append([t.body, 0, HOLD, h])
+    enter_block(s, [t.body, 0, HOLD, h])
     s.status = READY
     sim.ready.append(s)
     if sim.hooks is not None:
@@ -558,7 +558,6 @@ def grow_hold(sim, s, pi, d, job):
 
 class PoolOps:
     def init_pools(self):
-        self.alive = {}
         self.n_preemptions = 0  # the sum of every pool's ``preemptions``
         for st in self.p.stages:
             k = st.kind
@@ -950,7 +949,7 @@ class PoolOps:
     @cython.locals(self=RunState, ent=Entry, owner=Session)
     def entry_context(self, pl, ent, size):
         """Set the Evict moment's context for an entry; the attributes it reads."""
-        owner = self.alive.get(ent.key)
+        owner = live_session(self, ent.key)
         self.ctx.size = size
         self.ctx.age = self.now - ent.last
         self.ctx.last = ent.last

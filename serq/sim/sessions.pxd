@@ -11,11 +11,13 @@ from serq.sim.observations cimport Observations
 @cython.final
 cdef class Session:
     cdef public Py_ssize_t serial
-    cdef public object key        # serial as a Python int, made once: alive's key, observe's column
     cdef public list attrs
     cdef public list ops          # the session block's ops (compiled statements)
     cdef public Py_ssize_t pc     # its next one
-    cdef public list frames       # [ops, pc, kind, hold] lists of the blocks entered, innermost last
+    cdef public list frames       # [ops, pc, kind, hold] lists of the blocks entered, innermost
+                                  # last; None until the first (see enter_block)
+    cdef public Session older     # the live sessions' list (arrival order): the one before,
+    cdef public Session newer     # the one after, None at the ends and once ended
     cdef public int status        # READY, QUEUED, IN_STAGE, GROWING or ENDED
     cdef public object job
     cdef public object stage
@@ -39,6 +41,7 @@ cdef Py_ssize_t LOOP_SPIN_LIMIT
 
 cdef unsigned int u32(double x) noexcept
 cdef Session new_session(Py_ssize_t serial, Py_ssize_t nattrs, list ops)
+cdef enter_block(Session s, list fr)
 
 
 # SessionOps' spawning, executing and ending, as C calls for a caller holding the run typed
@@ -49,6 +52,10 @@ cpdef Session spawn(RunState self, object init=*)
 cpdef run_workload_block(RunState self, Session s, list ops)
 cpdef execute(RunState self, Session s)
 cpdef end_session(RunState self, Session s)
+@cython.locals(s=Session)
+cpdef dict live_sessions(RunState self)
+@cython.locals(s=Session)
+cpdef Session live_session(RunState self, Py_ssize_t serial)
 cpdef do_turn(RunState self, Session s)
 
 
@@ -118,11 +125,13 @@ cdef class Choose(Op):
     cdef Py_ssize_t var
     cpdef bint run(self, Session s) except -1
 
+from serq.sim.ready cimport ReadyQueue
+
 cdef class RunSimple(Op):
     cdef Expr work
     cdef Stage stage
     cdef str mode
-    cdef object ready
+    cdef ReadyQueue ready
     cpdef bint run(self, Session s) except -1
 
 cdef class RunGeneral(Op):
@@ -134,7 +143,7 @@ cdef class RunGeneral(Op):
     cdef list afns
     cdef bint shared
     cdef list stages
-    cdef object ready
+    cdef ReadyQueue ready
     cpdef bint run(self, Session s) except -1
 
 cdef class Fused(Op):

@@ -23,7 +23,6 @@ from serq.ir import types as T
 from serq.ir.show import show_expr, show_ref
 from serq.sim.exprs import N as NOW
 from serq.sim.fmt import display as show_num
-from serq.sim.ready import append_ready
 
 # Compiled, the run's fields as C slots: the methods and ops typed `RunState` read and write
 # the clock, the counters and the ready queue from the struct (state.pxd); the ops evaluate
@@ -48,11 +47,6 @@ LOOP_SPIN_LIMIT = 1_000_000
 
 NO_POS = {}  # never written: see Session
 
-# the ready queue's append, called as a function (without the method look-up of
-# ``ready.append``; ready.new_ready_queue says which queue)
-_append = append_ready
-
-
 @cython.final
 @cython.freelist(64)
 @cython.cclass
@@ -74,6 +68,9 @@ class Session:
         stuck = False
         last_token = None
         pc = 0              # the next statement of the session block (ops)
+        frames = None       # the blocks entered (enter_block)
+        older = None        # the live sessions' list (spawn, end_session)
+        newer = None
         spins = 0           # passes of a loop body at time spin_time (see execute)
         spin_time = 0.0
         grow = None
@@ -85,19 +82,27 @@ def new_session(serial, nattrs, ops):
     not ``__init__``: compiled, a C allocation and C stores (a call of the class goes through
     Python's call protocol); interpreted, a plain function call is cheaper than a class's
     ``__init__``. The session block is not a frame: a session makes no frame (a list) until
-    it enters a block (a loop, a branch, a hold), and most never do."""
+    it enters a block (a loop, a branch, a hold), and most never do: ``frames`` is None
+    until then (``enter_block``)."""
     s = Session.__new__(Session)
     s.serial = serial
-    s.key = serial
     s.attrs = [0.0] * nattrs
     s.ops = ops
-    s.frames = []
     s.status = READY
     s.holds = ()     # admitted holds, innermost last
     s.leases = ()
     s.adm_seq = U64_MAX
     s.preempt_pos = NO_POS
     return s
+
+
+def enter_block(s, fr):
+    """Push the frame ``fr`` (``[ops, pc, kind, hold]``) on ``s``'s stack, made here at the
+    first: a session that never enters a block never allocates one (``new_session``)."""
+    if s.frames is None:
+        s.frames = [fr]
+    else:
+        s.frames.append(fr)
 
 
 @cython.cclass
@@ -131,10 +136,11 @@ def u32(x):
 @cython.ccall
 @cython.locals(s=Session)
 def spawn(self: RunState, init=None) -> Session:
-    p = self.p
+    """A new session (§5.1): its serial set, its trace turns chosen, linked last in the live
+    sessions' list, its workload ``init`` run, and queued ready."""
     s = new_session(self.next_serial, self.nattrs, self.session_ops)
     self.next_serial += 1
-    s.attrs[p.slot_serial] = float(s.serial)
+    s.attrs[self.slot_serial] = float(s.serial)
     if init is not None and init.turns:
         s.script = True
         s.trace_turns = init.turns
@@ -142,7 +148,13 @@ def spawn(self: RunState, init=None) -> Session:
         n = len(self.trace)
         k = s.serial % n if self.trace_ordered else self.rngs["trace"].range_u32(0, n - 1)
         s.trace_turns = self.trace[k]
-    self.alive[s.key] = s
+    last = self.live_last
+    if last is None:
+        self.live_first = s
+    else:
+        last.newer = s
+        s.older = last
+    self.live_last = s
     self.live += 1
     self.arrivals += 1
     if self.init_ops:
@@ -153,7 +165,7 @@ def spawn(self: RunState, init=None) -> Session:
             a[slot] = v
     if self.hooks is not None:
         self.hooks.session(s)
-    _append(self.ready, s)
+    self.ready.append(s)
     return s
 
 
@@ -183,8 +195,8 @@ def execute(self: RunState, s: Session):
     from ``spin_time``; as ``spins`` starts at 0, ``spin_time``'s start value does not
     matter)."""
     self.cur = s
-    frames = s.frames
     while s.status == READY:
+        frames = s.frames  # (an op may have made it: enter_block)
         if frames:
             fr = frames[-1]
             ops = fr[0]
@@ -235,12 +247,47 @@ def end_session(self: RunState, s: Session):
     s.status = ENDED
     if s.frames:
         s.frames.clear()
-    del self.alive[s.key]
+    older = s.older  # unlinked from the live sessions' list, and its links dropped
+    newer = s.newer
+    if older is None:
+        self.live_first = newer
+    else:
+        older.newer = newer
+        s.older = None
+    if newer is None:
+        self.live_last = older
+    else:
+        newer.older = older
+        s.newer = None
     self.live -= 1
     if self.warm:
         self.ended += 1
     if self.closed:
         spawn(self)
+
+
+@cython.ccall
+def live_sessions(self: RunState) -> dict:
+    """The live sessions, serial -> session in arrival order: a new dict (``Sim.alive``, for
+    the observers: the run itself keeps them in a list linked through the sessions, which
+    costs no dict insertion and deletion and no serial object per session)."""
+    out = {}
+    s = self.live_first
+    while s is not None:
+        out[s.serial] = s
+        s = s.newer
+    return out
+
+
+@cython.ccall
+def live_session(self: RunState, serial: cython.Py_ssize_t) -> Session:
+    """The live session ``serial``, or None (one that ended, or a dead key): a walk of the
+    live sessions' list from the newest (what an eviction's context and the plan export
+    ask, rarely)."""
+    s = self.live_last
+    while s is not None and s.serial > serial:
+        s = s.older
+    return s if s is not None and s.serial == serial else None
 
 
 @cython.ccall
@@ -283,6 +330,8 @@ class SessionOps:
         self.turn_ops = self.block(p.turn, "workload", workload=True)
         self.session_ops = self.block(p.session, "session")
         self.closed = type(p.arrival) is T.Closed and self.replay is None
+        self.live_first = self.live_last = None
+        self.slot_serial = p.slot_serial
         if type(p.arrival) is T.Renewal:
             self.renewal_fn = self.ex.function(p.arrival.gap, "arrival")
 
@@ -345,6 +394,8 @@ class SessionOps:
     execute = execute
     end_session = end_session
     do_turn = do_turn
+    live_session = live_session
+    alive = property(live_sessions)  # serial -> session, a new dict (hooks.py)
 
     # -- statements -------------------------------------------------------------------------
     def compile_stmt(self, st, stream, workload):
@@ -471,7 +522,7 @@ class Observe(Op):
         a = s.attrs
         v = self.f.ev(a)
         if S.warm:
-            self.rec.add(v, S.now, s.serial, u32(a[self.slot_turn]))
+            self.rec.add_value(v, S.now, s.serial, u32(a[self.slot_turn]))
         elif S.pre_obs is not None:
             S.pre_obs[self.k].append(v)
         return False
@@ -503,7 +554,7 @@ class Loop(Op):
         self.body = body
 
     def run(self, s):
-        s.frames.append([self.body, 0, LOOP, None])
+        enter_block(s, [self.body, 0, LOOP, None])
         return False
 
 
@@ -519,9 +570,9 @@ class Branch(Op):
     def run(self, s):
         v = self.g.ev(s.attrs)
         if v == 1.0:
-            s.frames.append([self.then, 0, PLAIN, None])
+            enter_block(s, [self.then, 0, PLAIN, None])
         elif v == 0.0:
-            s.frames.append([self.other, 0, PLAIN, None])
+            enter_block(s, [self.other, 0, PLAIN, None])
         else:
             text = self.text
             self.sim.fail(f"`branch ({text})`: the guard is {show_num(v)}, not 0 or 1; a draw "
@@ -571,7 +622,7 @@ class RunSimple(Op):
     def run(self, s):
         w = self.work.ev(s.attrs)
         if not w > 0:
-            _append(self.ready, s)
+            self.ready.append(s)
             return True
         self.stage.add_job(s, w, self.mode, None)
         return True
@@ -609,7 +660,7 @@ class RunGeneral(Op):
             others = [S.ref_index(x.base, x.count, f.ev(a), "stage") if f is not None else x.base
                       for x, f in self.afns]
             if w == 0.0:
-                _append(self.ready, s)
+                self.ready.append(s)
                 return True
             S.start_flow(s, i, others, w)
             return True
@@ -620,7 +671,7 @@ class RunGeneral(Op):
             gp = growing.base if gfn is None else S.ref_index(growing.base, growing.count,
                                                               gfn.ev(a), "pool")
         if w == 0.0:
-            _append(self.ready, s)
+            self.ready.append(s)
             return True
         self.stages[i].add_job(s, w, self.mode, gp)
         return True

@@ -4,6 +4,7 @@
 # engine.Sim and the concepts' init_* set them; which concept writes each is noted.
 
 from serq.sim.scheduler cimport Scheduler
+from serq.sim.ready cimport ReadyQueue
 from serq.sim.sessions cimport Session
 from serq.sim.stats cimport TimeAvg
 from serq.sim.rng cimport Rng
@@ -13,7 +14,7 @@ from serq.sim.context cimport Context  # step: the context variables as C double
 cdef class RunState(Scheduler):
     # engine.Sim: the program, the event loop's and the settle's state
     cdef public object p
-    cdef public object ready          # a deque of sessions
+    cdef public ReadyQueue ready      # ready.py's queue of sessions
     cdef public list stages
     cdef public list settle_stages
     cdef public list pools
@@ -66,7 +67,9 @@ cdef class RunState(Scheduler):
     cdef public list turn_ops
     cdef public list session_ops
     cdef public bint closed
-    cdef public dict alive
+    cdef public Session live_first    # the live sessions, linked in arrival order (Session.older,
+    cdef public Session live_last     # .newer): spawn links, end_session unlinks
+    cdef public Py_ssize_t slot_serial  # the program's slot_serial, as a C number
     cdef public object renewal_fn
     # flows.FlowOps
     cdef public dict flows

@@ -50,7 +50,7 @@ def test_the_session_block_is_not_a_frame():
         run { horizon 10; }
     """)
     s = sim.spawn()
-    assert s.ops is sim.session_ops and s.pc == 0 and s.frames == []
+    assert s.ops is sim.session_ops and s.pc == 0 and not s.frames
     sim.ready.clear()
     sim.execute(s)  # runs `run d (1)`: the session waits in the stage
-    assert s.pc == 1 and s.frames == []
+    assert s.pc == 1 and not s.frames
