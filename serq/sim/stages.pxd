@@ -18,21 +18,21 @@ cdef double ALPHA, BETA
 
 @cython.final
 cdef class Job:
-    cdef public Py_ssize_t id
+    cdef public object id
     cdef public object owner
     cdef public double work
     cdef public str mode
-    cdef public bint decode
     cdef public object growing
     cdef public double enqueued
     cdef public double started
     cdef public double tag
-    cdef public bint gone     # a ps stage's job has left it (PsStage.leave)
+    cdef public bint gone     # the job has left its stage (fifo, ps): its pending Finish
+                              # is ignored, it is dropped off the ps heap later (PsStage)
     # a fifo stage's list (FifoStage)
     cdef public Job prev
     cdef public Job next
-    cdef public bint linked
     # the step engine's (step.py)
+    cdef public bint decode
     cdef public Py_ssize_t mark
     cdef public object kv
     cdef public object kv1

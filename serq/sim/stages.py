@@ -17,8 +17,8 @@ from serq.ir.arith import add
 from serq.sim.exprs import K as CONSTANT
 from serq.sim.scheduler import EV_FINISH
 if cython.compiled:  # C types: the accumulators' updates, a job's owner and the run's fields
-    # are C (stats.pxd, sessions.pxd, state.pxd); scheduling an event a C call, a ps heap's
-    # slots as C pointers
+    # are C (stats.pxd, sessions.pxd, state.pxd); a ps heap's slots as C pointers, and the
+    # scheduler's post a C call
     from cython.cimports.cpython.ref import Py_DECREF, Py_INCREF, PyObject
     from cython.cimports.cpython.sequence import PySequence_Fast_ITEMS
     from cython.cimports.serq.sim.scheduler import post
@@ -46,8 +46,10 @@ NAN = float("nan")
 @cython.cclass
 class Job:
     """A job on a stage. ``Stage.new_job`` makes every one and sets its fields (compiled: C
-    fields, ``stages.pxd``); ``prev``, ``next`` and ``linked`` are a fifo stage's list
-    (``FifoStage``), the last six the step engine's, set by ``StepStage.add_job``.
+    fields, ``stages.pxd``); ``gone`` says it has left its stage (a fifo's, a ps
+    stage's), ``prev`` and ``next`` are a fifo stage's list (``FifoStage``), ``decode`` and
+    the last six the step engine's, set by ``StepStage.add_job`` (the other kinds never
+    read them: no string comparison of the mode per job).
 
     Compiled, a job is one of the few objects a run makes per event: a free list keeps the
     memory of 64 ended ones for the next (no allocator call, and a reused object does not
@@ -55,8 +57,7 @@ class Job:
     a long fifo list be freed without a C recursion as deep as the list (the interpreter's
     own objects have it)."""
     __slots__ = ("id", "owner", "work", "mode", "growing", "enqueued", "started", "tag",
-                 "gone", "decode", "prev", "next", "linked", "mark", "kv", "kv1", "gent", "dge",
-                 "tok")
+                 "gone", "decode", "prev", "next", "mark", "kv", "kv1", "gent", "dge", "tok")
 
 
 @cython.cclass
@@ -103,25 +104,25 @@ class Stage:
         self.num_avg.set(now, n)
         self.busy_avg.set(now, 1 if n else 0)
 
-    @cython.locals(j=Job, t=cython.double, o=Session)
+    @cython.locals(j=Job, t=cython.double, o=Session, jid=object)
     def new_job(self, owner, work, mode, growing):
         """A new job of ``work`` on this stage, its owner (when it has one) waiting in it;
         in ``jobs`` unless the stage keeps its jobs itself (a fifo)."""
         sim = self.sim
         j = Job.__new__(Job)
-        j.id = sim.next_job  # (compiled: a C number, an int object only for a map's key)
+        jid = sim.next_job  # (compiled: one int object, for the field and the key)
         sim.next_job += 1
         t = sim.now
+        j.id = jid
         j.owner = owner
         j.work = work
         j.mode = mode
-        j.decode = mode == "Decode"
         j.growing = growing
         j.enqueued = t
         j.started = t
         j.tag = 0.0
         if self.jobs is not None:
-            self.jobs[j.id] = j
+            self.jobs[jid] = j
         if owner is not None:
             o = owner
             o.status = IN_STAGE
@@ -239,8 +240,8 @@ class FifoStage(Stage):
     of the queue or on an empty queue, so every job in service came in before every queued
     one, and started in the order it came in. Its ``Finish`` event carries the job itself,
     not its id: the finish unlinks it with a few pointer moves, where a map of ids would
-    cost an insertion, a removal and an int object per job (issue 10). A job taken away
-    (``remove_job``) is unlinked (``linked`` false), and its pending finish is ignored."""
+    cost an insertion and a removal per job (issue 10). A job taken away (``remove_job``)
+    is unlinked and ``gone``, and its pending finish is ignored."""
 
     def __init__(self, sim, index, decl):
         super().__init__(sim, index, decl)
@@ -265,7 +266,7 @@ class FifoStage(Stage):
         last = self.last
         j.prev = last
         j.next = None
-        j.linked = True
+        j.gone = False
         if last is None:
             self.first = j
         else:
@@ -298,7 +299,7 @@ class FifoStage(Stage):
     @cython.locals(j=Job)
     def finish(self, jid, epoch):
         j = jid  # the job itself (start)
-        if not j.linked:  # taken away (remove_job)
+        if j.gone:  # taken away (remove_job)
             return
         self.unlink(j)
         self.running -= 1
@@ -321,7 +322,7 @@ class FifoStage(Stage):
             nxt.prev = prev
         j.prev = None
         j.next = None
-        j.linked = False
+        j.gone = True
         self.count -= 1
 
     @cython.locals(k=Job)
@@ -350,7 +351,7 @@ class FifoStage(Stage):
     @cython.locals(j=Job)
     def finishing(self, jid):
         j = jid
-        return j if j.linked else None
+        return None if j.gone else j
 
     def present(self):
         return self.count

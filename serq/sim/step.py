@@ -166,6 +166,7 @@ class StepStage(Stage):
     @cython.locals(j=Job, r=Job, o=Session, seq=cython.double, umax=cython.double)
     def add_job(self, owner, work, mode, growing):
         j = self.new_job(owner, work, mode, growing)
+        j.decode = mode == "Decode"
         umax = U64_MAX
         seq = owner.adm_seq if owner is not None else umax
         res = self.residents

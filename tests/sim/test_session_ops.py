@@ -54,3 +54,25 @@ def test_the_session_block_is_not_a_frame():
     sim.ready.clear()
     sim.execute(s)  # runs `run d (1)`: the session waits in the stage
     assert s.pc == 1 and not s.frames
+
+
+def test_the_live_sessions_in_arrival_order():
+    """The live sessions are linked through the sessions: ``sim.alive`` builds serial ->
+    session from the list in arrival order, ``sim.live_session`` finds one, and an ended
+    session leaves the list (from its front, middle or back) with its links dropped."""
+    sim = sim_of(MM1)
+    a, b, c, d = (sim.spawn() for _ in range(4))
+    assert list(sim.alive.items()) == [(s.serial, s) for s in (a, b, c, d)]
+    assert sim.live_session(c.serial) is c and sim.live_session(d.serial + 1) is None
+    sim.end_session(b)
+    sim.end_session(a)
+    assert b.older is None and b.newer is None and a.newer is None
+    assert list(sim.alive.values()) == [c, d] and sim.live == 2
+    assert sim.live_session(b.serial) is None and sim.live_session(a.serial) is None
+    sim.end_session(d)
+    assert list(sim.alive.values()) == [c] and (sim.live_first, sim.live_last) == (c, c)
+    e = sim.spawn()
+    assert list(sim.alive.values()) == [c, e] and c.newer is e and e.older is c
+    sim.end_session(c)
+    sim.end_session(e)
+    assert sim.alive == {} and sim.live_first is None and sim.live_last is None
