@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import serq.sim.step as step
+from serq.sim.exprnodes import Expr
 from serq.sim.pools import EPS, PoolOps, PoolState
 
 
@@ -125,10 +126,16 @@ def serve_longest_first(mp):
     first."""
     original = step.StepStage.__init__
 
+    class MostRemaining(Expr):  # a serve key's node (exprnodes): ``-remaining``
+        def ev(self, a):
+            return -self.sim.ctx.remaining
+
     def init(self, sim, index, decl):
         original(self, sim, index, decl)
         if self.serve_keys is None and not self.exclusive:
-            self.serve_keys = [lambda a: -sim.ctx.remaining]
+            key = MostRemaining()
+            key.sim = sim
+            self.serve_keys = [key]
     _step_method(mp, "__init__", init)
 
 

@@ -352,7 +352,9 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
                 st = stages[i]
                 st.finish(y, z)
             elif kind == iteration:
-                stages[x].iter_end(y)
+                i = x
+                st = stages[i]
+                st.iter_end(y)  # (compiled: a C call, Stage.iter_end being cpdef)
             elif kind == arrive:
                 next_arrival(self)
                 spawn(self)

@@ -6,6 +6,7 @@
 
 cimport cython
 
+from serq.sim.exprnodes cimport Expr
 from serq.sim.stats cimport TimeAvg, Welford
 from serq.sim.state cimport RunState
 from serq.sim.sessions cimport Session
@@ -54,7 +55,7 @@ cdef class Lease:
     cdef public Py_ssize_t pool
     cdef public double alloc
     cdef public double computed
-    cdef public object cache
+    cdef public Expr cache
 
 
 @cython.final
@@ -63,12 +64,12 @@ cdef class HoldTemplate:
     cdef public list refs
     cdef public list units
     cdef public list reserves
-    cdef public object reuse
+    cdef public Expr reuse
     cdef public object body
-    cdef public object cache
+    cdef public Expr cache
     cdef public object lease_ref
-    cdef public object lease_idx
-    cdef public object lease_time
+    cdef public Expr lease_idx
+    cdef public Expr lease_time
 
 
 # not final: PoolState (pools.py) is its Python subclass, whose methods can be replaced
@@ -105,7 +106,7 @@ cdef class PoolCore:
     cdef public Py_ssize_t rejected
     cdef public Py_ssize_t stuck
 
-    cpdef void record(self, double now)
+    cdef void record(self, double now)
     cpdef void add_entry(self, Entry ent)
     cpdef double up(self, double x)
     cpdef double down(self, double x)

@@ -27,12 +27,14 @@ from serq.sim.stats import total_order_key as total_key
 # Compiled, the C types: the accumulators' updates are C calls (stats.pxd); the run's fields
 # (state.pxd) and a session's (sessions.pxd) are C slots for the methods typed with them
 if cython.compiled:
+    from cython.cimports.serq.sim.exprnodes import Expr
     from cython.cimports.serq.sim.stats import TimeAvg, Welford
     from cython.cimports.serq.sim.state import RunState
     from cython.cimports.serq.sim.sessions import Session, enter_block, live_session
     from cython.cimports.libc.math import ceil, floor
     from cython.cimports.serq.sim.states import ENDED, GROWING, HOLD, IN_STAGE, QUEUED, READY
 else:
+    from serq.sim.exprnodes import Expr
     from serq.sim.stats import TimeAvg, Welford
     from serq.sim.state import RunState
     from serq.sim.sessions import Session, enter_block, live_session
@@ -144,7 +146,8 @@ class Lease:
 @cython.final
 @cython.cclass
 class HoldTemplate:
-    """What a hold statement compiles to: the functions of its header and clauses."""
+    """What a hold statement compiles to: the nodes (``exprnodes.Expr``) of its header's and
+    clauses' expressions."""
     __slots__ = ("stmt", "refs", "units", "reserves", "reuse", "body", "cache", "lease_ref",
                  "lease_idx", "lease_time")
 
@@ -177,14 +180,14 @@ class PoolCore:
         self.lifo = decl.preempt == "Lifo"
         self.admit_via = decl.admit_via
         ex = sim.ex
-        self.queue_keys = ([ex.function(k) for k in decl.queue] if decl.queue else None)
+        # the expressions as their nodes (``exprnodes.Expr``: compiled, ``ev`` is a C call)
+        self.queue_keys = ([ex.expr(k) for k in decl.queue] if decl.queue else None)
         ev = decl.evict
-        self.evict_keys = ([ex.function(k, "evict") for k in ev.keys]
+        self.evict_keys = ([ex.expr(k, "evict") for k in ev.keys]
                            if type(ev) is T.EvictBy else None)
         sp = decl.spill
         if sp is not None:
-            self.spill = (sp.to, sp.via, ex.function(sp.work, "evict"),
-                          ex.function(sp.when, "evict"))
+            self.spill = (sp.to, sp.via, ex.expr(sp.work, "evict"), ex.expr(sp.when, "evict"))
         else:
             self.spill = None
         self.engine_memory = False  # set when a step stage declares `memory` this pool
@@ -203,7 +206,7 @@ class PoolCore:
         self.stuck = 0
 
     # -- statistics -------------------------------------------------------------------------
-    @cython.ccall
+    @cython.cfunc  # (compiled, called by the engine's record only: no Python override check)
     def record(self, now: cython.double) -> cython.void:
         self.used_avg.set(now, self.used)
         self.cached_avg.set(now, self.cached)
@@ -240,28 +243,29 @@ class PoolCore:
 
     # -- blocks -------------------------------------------------------------------------------
     # ``x`` >= 0 (units are clamped), so the C ``ceil``/``floor`` of the compiled module give
-    # what ``math.ceil``/``math.floor`` do, and an overflow to inf blocks stays inf there
+    # what ``math.ceil``/``math.floor`` do on a finite quotient; one that overflowed (a tiny
+    # block) is inf blocks, as in Rust (``math.ceil`` of inf would raise)
     @cython.ccall
-    @cython.locals(b=cython.double)
+    @cython.locals(b=cython.double, q=cython.double)
     def up(self, x: cython.double) -> cython.double:
         if self.block is None or x == _INF:
             return x
         b = self.block
-        try:
-            return ceil(x / b) * b
-        except OverflowError:  # x / b overflowed (a tiny block): inf blocks, as in Rust
-            return (x / b) * b
+        q = x / b
+        if q == _INF:
+            return q * b
+        return ceil(q) * b
 
     @cython.ccall
-    @cython.locals(b=cython.double)
+    @cython.locals(b=cython.double, q=cython.double)
     def down(self, x: cython.double) -> cython.double:
         if self.block is None or x == _INF:
             return x
         b = self.block
-        try:
-            return floor(x / b) * b
-        except OverflowError:
-            return (x / b) * b
+        q = x / b
+        if q == _INF:
+            return q * b
+        return floor(q) * b
 
     @cython.ccall
     def fits(self, need: cython.double) -> cython.bint:
@@ -269,7 +273,8 @@ class PoolCore:
 
     # -- admission (§9.3) ---------------------------------------------------------------------
     @cython.ccall
-    @cython.locals(front=Req, req=Req, best=Req, now=cython.double, sim=RunState, s=Session)
+    @cython.locals(front=Req, req=Req, best=Req, now=cython.double, sim=RunState, s=Session,
+                   f=Expr, k=list)
     def next_waiter(self) -> Req:
         q = self.queue
         if not q:
@@ -287,7 +292,9 @@ class PoolCore:
             sim.cur = s
             sim.ctx.waited = now - req.queued_at
             a = s.attrs
-            k = [total_key(f(a)) for f in keys]
+            k = []
+            for f in keys:
+                k.append(total_key(f.ev(a)))
             if bk is None or k < bk:
                 bk = k
                 best = req
@@ -461,7 +468,8 @@ def make_room(sim, pl, need):
         hooks.evict_end(pl, need, before)
 
 
-@cython.locals(s=Session, t=HoldTemplate, k=cython.Py_ssize_t, pl=PoolCore, ent=Entry,
+@cython.locals(s=Session, t=HoldTemplate, k=cython.Py_ssize_t, pi=cython.Py_ssize_t,
+               pl=PoolCore, ent=Entry,
                alloc=cython.double, own=cython.double, best_own=cython.double,
                keep=cython.double, excess=cython.double, h=Hold, now=cython.double)
 def admit_request(sim, req):
@@ -474,7 +482,7 @@ def admit_request(sim, req):
     s.queued_pool = None
     reuse = None
     if t.reuse is not None:
-        r = t.reuse(a)
+        r = t.reuse.ev(a)
         reuse = r if r > 0 else 0.0
     entries = []
     best_own = 0.0
@@ -514,7 +522,7 @@ def admit_request(sim, req):
     if t.lease_ref is not None:
         r = t.lease_ref
         lease_pool = (r.base if t.lease_idx is None
-                      else sim.ref_index(r.base, r.count, t.lease_idx(a), "pool"))
+                      else sim.ref_index(r.base, r.count, t.lease_idx.ev(a), "pool"))
         if sim.pools_on_demand:
             sim.activate_pool(lease_pool)
     h = Hold(t, entries, lease_pool)
@@ -595,21 +603,23 @@ class PoolOps:
         ex = self.ex
         t = HoldTemplate()
         t.stmt = st
-        t.refs = [(hp.ref, ex.function(hp.ref.index, stream) if hp.ref.index is not None
+        t.refs = [(hp.ref, ex.expr(hp.ref.index, stream) if hp.ref.index is not None
                    else None) for hp in st.pools]
-        t.units = [ex.function(hp.units, stream) for hp in st.pools]
-        t.reserves = [ex.function(hp.reserve, stream) if hp.reserve is not None else None
+        t.units = [ex.expr(hp.units, stream) for hp in st.pools]
+        t.reserves = [ex.expr(hp.reserve, stream) if hp.reserve is not None else None
                       for hp in st.pools]
-        t.reuse = ex.function(st.reuse, stream) if st.reuse is not None else None
+        t.reuse = ex.expr(st.reuse, stream) if st.reuse is not None else None
         t.body = self.block(st.body, stream)
-        t.cache = ex.function(st.cache, stream) if st.cache is not None else None
+        t.cache = ex.expr(st.cache, stream) if st.cache is not None else None
         if st.lease is not None:
             r = st.lease.ref
             t.lease_ref = r
-            t.lease_idx = ex.function(r.index, stream) if r.index is not None else None
-            t.lease_time = ex.function(st.lease.time, stream)
+            t.lease_idx = ex.expr(r.index, stream) if r.index is not None else None
+            t.lease_time = ex.expr(st.lease.time, stream)
         else:
             t.lease_ref = None
+            t.lease_idx = None
+            t.lease_time = None
         S = self
 
         def op(s):
@@ -617,23 +627,24 @@ class PoolOps:
             return True
         return op
 
-    @cython.locals(self=RunState, s=Session, t=HoldTemplate, u=cython.double)
+    @cython.locals(self=RunState, s=Session, t=HoldTemplate, u=cython.double, f=Expr)
     def make_request(self, s, t):
         a = s.attrs
         self.cur = s
-        pools = [r.base if f is None else self.ref_index(r.base, r.count, f(a), "pool")
-                 for r, f in t.refs]
+        pools = [r.base if x is None else self.ref_index(r.base, r.count, x.ev(a), "pool")
+                 for r, x in t.refs]
         if self.pools_on_demand:
             for pi in pools:
                 self.activate_pool(pi)
         units = []
         for f in t.units:
-            u = f(a)
+            u = f.ev(a)
             units.append(u if u > 0 else 0.0)
         return Req(s, t, pools, units, self.now)
 
     @cython.locals(self=RunState, s=Session, req=Req, t=HoldTemplate, k=cython.Py_ssize_t,
-                   pl=PoolCore, need=cython.double, r=cython.double)
+                   pl=PoolCore, need=cython.double, r=cython.double, rf=Expr,
+                   pi=cython.Py_ssize_t)
     def enqueue(self, s, req, front):
         t = req.tmpl
         a = s.attrs
@@ -643,7 +654,7 @@ class PoolOps:
             need = req.units[k]
             rf = t.reserves[k]
             if rf is not None:
-                r = rf(a)
+                r = rf.ev(a)
                 r = r if r > 0 else 0.0
                 need = need if need >= r else r
             if pl.up(need) > pl.cap:
@@ -662,33 +673,35 @@ class PoolOps:
 
     @cython.locals(self=RunState, s=Session, req=Req, t=HoldTemplate, k=cython.Py_ssize_t,
                    u=cython.double, need=cython.double, r=cython.double, pl=PoolCore,
-                   units=list, needs=list, pools=list)
+                   units=list, pools=list, uf=Expr, rf=Expr, pi=cython.Py_ssize_t,
+                   ok=cython.bint)
     def req_fits(self, req):
-        """Re-evaluate a waiting request's units and needs; does it fit every pool?"""
+        """Re-evaluate a waiting request's units and needs; does it fit every pool? (Every
+        unit is evaluated; the pools are tested in order up to the first without room.)"""
         s = req.session
         t = req.tmpl
         a = s.attrs
         self.cur = s
         units = []
-        needs = []
+        ok = True
+        pools = self.pools
         for k in range(len(req.pools)):
-            u = t.units[k](a)
+            uf = t.units[k]
+            u = uf.ev(a)
             u = u if u > 0 else 0.0
             need = u
             rf = t.reserves[k]
             if rf is not None:
-                r = rf(a)
+                r = rf.ev(a)
                 r = r if r > 0 else 0.0
                 need = u if u >= r else r
             units.append(u)
-            needs.append(need)
+            if ok:
+                pi = req.pools[k]
+                pl = pools[pi]
+                ok = pl.fits(need)
         req.units = units
-        pools = self.pools
-        for k, pi in enumerate(req.pools):
-            pl = pools[pi]
-            if not pl.fits(needs[k]):
-                return False
-        return True
+        return ok
 
     # a request admitted: the module's admit_request (a C call for typed callers)
     admit = admit_request
@@ -696,7 +709,7 @@ class PoolOps:
     # -- releasing (§9.5–§9.7) ------------------------------------------------------------------
     @cython.locals(self=RunState, s=Session, pi=cython.Py_ssize_t, alloc=cython.double,
                    computed=cython.double, pl=PoolCore, c=cython.double, keep=cython.double,
-                   old=Entry, holders=list, kept=list)
+                   old=Entry, holders=list, kept=list, cache=Expr)
     def release_units(self, s, pi, alloc, computed, cache):
         pl = self.pools[pi]
         pl.used -= alloc
@@ -709,7 +722,7 @@ class PoolOps:
             pl.holders = kept
         if cache is not None:
             self.cur = s
-            c = cache(s.attrs)
+            c = cache.ev(s.attrs)
             c = c if c > 0 else 0.0
             keep = pl.down(c if c <= computed else computed)
             if keep > 0:
@@ -737,7 +750,7 @@ class PoolOps:
             computed = e.pos if h.grown else e.alloc
             if e.pool == h.lease_pool:
                 self.cur = s
-                t = h.tmpl.lease_time(a)
+                t = h.tmpl.lease_time.ev(a)
                 t = t if t > 0 else 0.0
                 lid = self.next_lease
                 self.next_lease += 1
@@ -781,12 +794,12 @@ class PoolOps:
         S = self
         r = st.ref
         base, count = r.base, r.count
-        idxf = self.ex.function(r.index, stream) if r.index is not None else None
+        idxf = self.ex.expr(r.index, stream) if r.index is not None else None
         name = self.p.pools[base].name  # the reference names the family, not the member
         t = type(st)
 
         def pool_of(s):
-            return base if idxf is None else S.ref_index(base, count, idxf(s.attrs), "pool")
+            return base if idxf is None else S.ref_index(base, count, idxf.ev(s.attrs), "pool")
 
         if t is T.Drop:
             def op(s):
@@ -799,11 +812,11 @@ class PoolOps:
             def op(s):
                 S.release_stmt(s, pool_of(s))
             return op
-        amount = self.ex.function(st.amount, stream)
+        amount = self.ex.expr(st.amount, stream)
         if t is T.Grow:
             def op(s):
                 pi = pool_of(s)
-                d = amount(s.attrs)
+                d = amount.ev(s.attrs)
                 d = d if d > 0 else 0.0
                 if innermost(s, pi) is None:
                     S.fail(f"grow outside a hold of pool `{name}`", s, f"grow {name}")
@@ -812,7 +825,7 @@ class PoolOps:
             return op
         def op(s):
             pi = pool_of(s)
-            n = amount(s.attrs)
+            n = amount.ev(s.attrs)
             n = n if n > 0 else 0.0
             h = innermost(s, pi)
             if h is None:
@@ -879,7 +892,7 @@ class PoolOps:
         v.preempt_pos[pi] = computed
         lt = v.last_token
         if lt is not None:
-            lt[4] = True
+            lt.preempted = True  # (step.Token)
         v.attrs[self.p.slot_computed] = computed
         self.detach(v)
         while True:
@@ -957,7 +970,7 @@ class PoolOps:
         self.cur = owner
         return owner.attrs if owner is not None else ent.snap
 
-    @cython.locals(self=RunState, pl=PoolCore, e=Entry)
+    @cython.locals(self=RunState, pl=PoolCore, e=Entry, f=Expr, k=list)
     def least_entry(self, pl, cands):
         """The entry ``evict`` takes from next: the least by the ``evict by`` keys, then the
         release number; else by (release time, release number). Only the entries in
@@ -975,7 +988,9 @@ class PoolOps:
         ent = None
         for e in pool:
             a = self.entry_context(pl, e, e.size)
-            k = [total_key(f(a)) for f in keys]
+            k = []
+            for f in keys:
+                k.append(total_key(f.ev(a)))
             k.append(e.seq)
             if best is None or k < best:
                 best = k
@@ -990,13 +1005,13 @@ class PoolOps:
                   f"{display(self.now)}: {why}; give the pool a larger block", self.cur)
 
     @cython.locals(self=RunState, pl=PoolCore, ent=Entry, piece=cython.double, tier=PoolCore,
-                   te=Entry, w=cython.double)
+                   te=Entry, w=cython.double, work=Expr, when=Expr)
     def spill(self, pl, ent, piece):
-        to, via, work_fn, when_fn = pl.spill
+        to, via, work, when = pl.spill
         a = self.entry_context(pl, ent, piece)
-        if when_fn(a) == 0:
+        if when.ev(a) == 0:
             return
-        w = work_fn(a)
+        w = work.ev(a)
         w = w if w > 0 else 0.0
         tier = self.pools[to]
         make_room(self, tier, 0.0)

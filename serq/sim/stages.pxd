@@ -66,6 +66,7 @@ cdef class Stage:
     cpdef double est_lambda(self)
     cpdef double est_rho(self)
     cpdef void settle(self, bint pending_now)
+    cpdef void iter_end(self, object epoch)
     cpdef present(self)
     cpdef busy(self)
     cpdef work_left(self)

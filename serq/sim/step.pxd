@@ -4,6 +4,7 @@
 # monitors, the claims, the plan export and the tests read them as attributes.
 
 cimport cython
+from serq.sim.exprnodes cimport Expr
 from serq.sim.pools cimport Hold, HoldEntry
 from serq.sim.sessions cimport Session
 from serq.sim.stages cimport Job, Stage
@@ -19,23 +20,32 @@ cdef class Growth:
     cdef public list pair
 
 
+@cython.final
+cdef class Token:
+    cdef public object turn
+    cdef public double at
+    cdef public object stage
+    cdef public bint decoded
+    cdef public bint preempted
+
+
 cdef class StepStage(Stage):
     cdef public list na
-    cdef public object budget_fn    # None: a constant, budget_k
-    cdef public object chunk_fn     # None: a constant, chunk_k
+    cdef public Expr budget_e       # None: a constant, budget_k
+    cdef public Expr chunk_e        # None: a constant, chunk_k
     cdef public double budget_k
     cdef public double chunk_k
     cdef public double planned_budget
     cdef public double planned_chunk
-    cdef public object cost_fn
+    cdef public Expr cost_e
     cdef public object memory
     cdef public bint exclusive
     cdef public object serve_keys
-    cdef public object only_fn
+    cdef public Expr only_e
     cdef public list residents
     cdef public Py_ssize_t rver
     cdef public Py_ssize_t mark
-    cdef public object running
+    cdef public list assigned
     cdef public Py_ssize_t epoch
     cdef public Py_ssize_t iterations
     cdef public TimeAvg prefill_avg
@@ -48,7 +58,7 @@ cdef class StepStage(Stage):
     cdef public list via_pools
     cdef public double zero_time
     cdef public Py_ssize_t zero_count
-    cdef public object idle_at
+    cdef public double idle_at
     cdef public object hook_iteration
 
     cpdef void flush_idle(self)

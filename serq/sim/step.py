@@ -21,6 +21,7 @@ from serq.sim.stages import Stage
 if cython.compiled:  # C types: job, hold and session fields, the run's fields and context
     # variables, the accumulators' updates
     from cython.cimports.serq.sim.context import Context
+    from cython.cimports.serq.sim.exprnodes import Expr
     from cython.cimports.serq.sim.pools import (Hold, HoldEntry, PoolCore, admit_request,
                                                  grow_hold, innermost)
     from cython.cimports.serq.sim.sessions import execute
@@ -31,6 +32,7 @@ if cython.compiled:  # C types: job, hold and session fields, the run's fields a
     from cython.cimports.serq.sim.states import GROWING, IN_STAGE, QUEUED, READY
 else:
     from serq.sim.context import Context
+    from serq.sim.exprnodes import Expr
     from serq.sim.pools import Hold, HoldEntry, PoolCore, admit_request, grow_hold, innermost
     from serq.sim.sessions import execute
     from serq.sim.state import RunState
@@ -42,6 +44,7 @@ else:
 NAN = math.nan
 U64_MAX = float(1 << 64)
 ZERO_COST_LIMIT = 100_000
+_EPS = cython.declare(cython.double, EPS)  # (a C double where compiled)
 first = itemgetter(0)  # the sort key of a (key, job) pair
 
 
@@ -63,6 +66,24 @@ class Growth:
         self.pair = None
 
 
+@cython.final
+@cython.cclass
+class Token:
+    """A session's last token (§8.7, ``Session.last_token``): the turn it came in, when, on
+    which stage, whether a decode token came in this turn so far (``decoded``), and whether
+    the session was preempted since (``preempted``: set by ``PoolOps.preempt``). A resident
+    decode's job keeps its owner's (``Job.tok``). Compiled, a cclass (``step.pxd``): the
+    time reads and writes as a C double."""
+    __slots__ = ("turn", "at", "stage", "decoded", "preempted")
+
+    def __init__(self, turn, at, stage, decoded):
+        self.turn = turn
+        self.at = at
+        self.stage = stage
+        self.decoded = decoded
+        self.preempted = False
+
+
 @cython.cclass
 class StepStage(Stage):
     """A step stage (§8). Compiled, a ``cclass`` with C fields (``step.pxd``): the iteration's
@@ -77,23 +98,26 @@ class StepStage(Stage):
         ex = sim.ex
         # machine expressions read no session: an attribute there reads NaN
         self.na = [NAN] * len(sim.p.attrs)
-        # budget and chunk: a constant (the common case) is kept as its value and read in
-        # place of a call (``plan``); ``budget_fn``/``chunk_fn`` are None then
-        self.budget_fn, self.budget_k = const_or_function(ex, k.budget)
-        self.chunk_fn, self.chunk_k = const_or_function(ex, k.chunk)
+        # The expressions are kept as their nodes (``exprnodes.Expr``: compiled, ``ev`` is a
+        # C call). Budget and chunk: a constant (the common case) is kept as its value and
+        # read in place of a call (``plan``); ``budget_e``/``chunk_e`` are None then
+        self.budget_e, self.budget_k = const_or_node(ex, k.budget)
+        self.chunk_e, self.chunk_k = const_or_node(ex, k.chunk)
         self.planned_budget = 0.0  # the iteration being planned's (``plan``)
         self.planned_chunk = 0.0
-        self.cost_fn = ex.function(k.cost, track=False)  # see Sim.totals_read
+        self.cost_e = ex.expr(k.cost, track=False)  # see Sim.totals_read
         self.memory = k.memory
         self.exclusive = type(k.serve) is T.ServeExclusivePrefill
         keys = k.serve.keys if type(k.serve) is T.ServeBy else ()
-        self.serve_keys = [ex.function(e) for e in keys] or None
+        self.serve_keys = [ex.expr(e) for e in keys] or None
         # `serve only (e)` (extension, IR 11): the residents an iteration may serve
-        self.only_fn = ex.function(k.only) if k.only is not None else None
+        self.only_e = ex.expr(k.only) if k.only is not None else None
         self.residents = []
         self.rver = 0  # bumped at every insertion into or removal from ``residents``
         self.mark = 0  # the mark of the iteration being planned (``Job.mark``: served)
-        self.running = None  # (epoch, [[job, tokens], ...]) of the running iteration
+        # the running iteration's assignment, [[job, tokens], ...] (None while none runs); its
+        # epoch is ``epoch``, the number of iterations launched (``running`` gives both)
+        self.assigned = None
         self.epoch = 0
         self.iterations = 0
         self.prefill_avg = TimeAvg(0.0, 0.0)
@@ -106,7 +130,9 @@ class StepStage(Stage):
         self.via_pools = []  # pools declared `admit via` this stage
         self.zero_time = -1.0  # guard against cost-0 iterations that never end (a hang)
         self.zero_count = 0
-        self.idle_at = None  # when the last iteration ended, until step_stats records it
+        # when the last iteration ended, until step_stats records it (-1.0: none pending; a
+        # time, a C double where compiled)
+        self.idle_at = -1.0
         self.hook_iteration = None  # the running iteration's hooks.Iteration (hooks on)
 
     # -- statistics -------------------------------------------------------------------------
@@ -118,6 +144,7 @@ class StepStage(Stage):
         self.mixed_avg.reset(now)
         self.decodes_avg.reset(now)
 
+    @cython.locals(t=cython.double)
     def flush_idle(self):
         """Record the end of the last iteration (all flags 0), if not recorded yet.
 
@@ -127,8 +154,8 @@ class StepStage(Stage):
         ``0 * 0``), so the next start skips it; otherwise it is recorded at its time first.
         """
         t = self.idle_at
-        if t is not None:
-            self.idle_at = None
+        if t >= 0.0:
+            self.idle_at = -1.0
             self.step_stats(t, 0, 0.0)
 
     @cython.locals(pre=TimeAvg, dec=TimeAvg, mix=TimeAvg, decs=TimeAvg, v=cython.Py_ssize_t)
@@ -163,22 +190,29 @@ class StepStage(Stage):
                     mean_itl=itl.mean, itl_p50=itl.quantile(0.5), itl_p99=itl.quantile(0.99))
 
     # -- jobs -------------------------------------------------------------------------------
-    @cython.locals(j=Job, r=Job, o=Session, seq=cython.double, umax=cython.double)
+    @cython.locals(j=Job, r=Job, o=Session, seq=cython.double, umax=cython.double,
+                   res=list, pos=cython.Py_ssize_t)
     def add_job(self, owner, work, mode, growing):
         j = self.new_job(owner, work, mode, growing)
         j.decode = mode == "Decode"
         umax = U64_MAX
-        seq = owner.adm_seq if owner is not None else umax
+        o = owner
+        seq = o.adm_seq if o is not None else umax
+        # The residents are in admission order (a job without an owner last; ties in the
+        # order they came): the new job goes after every one admitted no later than its
+        # owner, a place found from the end, where most new jobs go.
         res = self.residents
         pos = len(res)
-        for k, r in enumerate(res):
+        while pos > 0:
+            r = res[pos - 1]
             o = r.owner
-            if (o.adm_seq if o is not None else umax) > seq:
-                pos = k
+            if not (o.adm_seq if o is not None else umax) > seq:
                 break
+            pos -= 1
         res.insert(pos, j)
         self.rver += 1
         j.mark = 0
+        j.gone = False  # (set when it leaves: remove_job, iter_end)
         j.kv = None
         j.kv1 = None
         j.gent = None
@@ -187,13 +221,14 @@ class StepStage(Stage):
 
     def remove_job(self, j):
         del self.jobs[j.id]
+        j.gone = True
         self.residents.remove(j)
         self.rver += 1
         # (its pair refers to j: a cycle, left to the cyclic GC otherwise)
         j.dge = None
         j.gent = None
-        if self.running is not None:
-            assign = self.running[1]
+        assign = self.assigned
+        if assign is not None:
             for k, a in enumerate(assign):
                 if a[0] is j:
                     del assign[k]
@@ -203,7 +238,12 @@ class StepStage(Stage):
         return len(self.residents)
 
     def busy(self):
-        return len(self.running[1]) if self.running is not None else 0
+        return len(self.assigned) if self.assigned is not None else 0
+
+    @property
+    def running(self):
+        """``(epoch, assignment)`` of the running iteration, or None."""
+        return (self.epoch, self.assigned) if self.assigned is not None else None
 
     def work_left(self):
         total = -0.0
@@ -269,8 +309,8 @@ class StepStage(Stage):
         sim = self.sim
         t = self.totals() if totals or sim.totals_read else None
         sim.cur = None
-        self.planned_budget = self.budget_k if self.budget_fn is None else self.budget_fn(self.na)
-        self.planned_chunk = self.chunk_k if self.chunk_fn is None else self.chunk_fn(self.na)
+        self.planned_budget = self.budget_k if self.budget_e is None else self.budget_e.ev(self.na)
+        self.planned_chunk = self.chunk_k if self.chunk_e is None else self.chunk_e.ev(self.na)
         return t
 
     @staticmethod
@@ -291,7 +331,7 @@ class StepStage(Stage):
         return r if r > 0 else 0.0
 
     # -- serving order (§8.4) ---------------------------------------------------------------------
-    @cython.locals(sim=RunState, ctx=Context, o=Session)
+    @cython.locals(sim=RunState, ctx=Context, o=Session, f=Expr, key=list)
     def order(self, totals):
         res = self.residents
         keys = self.serve_keys
@@ -308,13 +348,16 @@ class StepStage(Stage):
             ctx.remaining = j.work
             sim.cur = o
             a = o.attrs if o is not None else self.na
-            ranked.append(([total_key(f(a)) for f in keys], j))
+            key = []
+            for f in keys:
+                key.append(total_key(f.ev(a)))
+            ranked.append((key, j))
         ranked.sort(key=first)
         return [j for _, j in ranked]
 
     # -- an iteration (§8.3, §8.5) -------------------------------------------------------------------
     def settle(self, pending_now):
-        if self.running is not None or pending_now:
+        if self.assigned is not None or pending_now:
             return
         if self.residents or self.waiting():
             self.start_iteration()
@@ -336,9 +379,8 @@ class StepStage(Stage):
                    decode=cython.bint, want=cython.double, tokens=cython.double,
                    cap=cython.double, need=cython.double, hk=cython.double,
                    grown=cython.bint, preempted=cython.bint, eps=cython.double, j=Job,
-                   h=Hold, e=HoldEntry, o=Session, k=cython.Py_ssize_t, sim=RunState,
-                   assign=list, res=list, pair=list, dge=Growth, ge=Growth, x=Job,
-                   seen=list)
+                   h=Hold, e=HoldEntry, o=Session, sim=RunState, assign=list, res=list,
+                   pair=list, dge=Growth, ge=Growth)
     def start_iteration(self):
         """Plan and start an iteration (§8.3, §8.5): serve the residents in the serving order
         (§8.4), each its want within the budget left (under ``exclusive prefill``: one
@@ -349,14 +391,13 @@ class StepStage(Stage):
         growth changed). Without keys it is the residents list itself, so one pass over it
         serves the batch; when a growth changed the list (``rver``: a preemption, a spill
         job) or an admission added to it, the pass starts again, skipping the jobs already
-        visited. The first pass of that case needs no record of them (they are the ones
-        before it in the list); when it is cut short, they are marked (``Job.mark``), and so
-        is each job a later pass visits. With keys every job visited is marked."""
+        visited: each job visited is marked (``Job.mark``), and the marks are read once a
+        pass may meet a marked job (with keys, always)."""
         sim = self.sim
         keys = self.serve_keys
         keyed = keys is not None
         exclusive = self.exclusive
-        only = self.only_fn
+        only = self.only_e
         totals = self.plan(totals=keyed or only is not None)
         budget = self.planned_budget
         chunk = self.planned_chunk
@@ -377,7 +418,7 @@ class StepStage(Stage):
         self.mark += 1
         mark = self.mark
         pre0 = sim.n_preemptions
-        eps = EPS
+        eps = _EPS
         attn = 0.0
         # the totals of the cost, summed as jobs are given tokens; valid unless a job was
         # preempted, a hold admitted or a prefill served alone meanwhile (then
@@ -389,18 +430,17 @@ class StepStage(Stage):
         kvb = 0.0
         kvp = 0.0
         full = False
-        check = keyed  # whether the marks tell the visited jobs
+        check = keyed  # whether a pass may meet a job visited already (marked)
         while not full:
             ver = self.rver
             visited = False
-            # without keys: the residents list itself (k: j's place in it, in the first pass)
-            for k, j in enumerate(self.order(totals)):
+            # without keys: the residents list itself
+            for j in self.order(totals):
                 if visited and keyed:
                     break  # the order anew
-                if check:
-                    if j.mark == mark:
-                        continue
-                    j.mark = mark
+                if check and j.mark == mark:
+                    continue
+                j.mark = mark
                 if only is not None and not only(j):
                     continue
                 visited = True
@@ -447,14 +487,9 @@ class StepStage(Stage):
                         continue
                     need = e.pos + tokens - e.alloc
                     if need > eps:
-                        if not check:
-                            seen = res[:k + 1]  # this pass's jobs so far
                         grown = grow_hold(sim, o, j.growing, need, j)
                         if self.rver != ver:  # the list changed under the pass
-                            if not check:
-                                for x in seen:
-                                    x.mark = mark
-                                check = True
+                            check = True
                             if grown:
                                 ver = -1  # serve this job, then start again
                             else:
@@ -497,18 +532,13 @@ class StepStage(Stage):
                     break
             else:  # every resident visited: admit a waiting hold, if one fits
                 if left > 0 and not sim.n_preemptions > pre0 and self.waiting():
-                    seen = None if check else res[:]
                     if self.admit_bound(budget if exclusive else left):
-                        if seen is not None:
-                            for x in seen:
-                                x.mark = mark
-                            check = True
+                        check = True
                         admitted = True
                         continue
                 break
         if exclusive:  # the batch is final: advance its growing holds
-            jobs = self.jobs
-            assign = [a for a in assign if a[0].id in jobs]
+            assign = [a for a in assign if not a[0].gone]
             for j, tokens in assign:
                 ge = j.gent
                 if ge is not None:
@@ -519,7 +549,8 @@ class StepStage(Stage):
             return
         if preempted or admitted or exclusive:
             ntok, dec, npre, kvb, kvp = self.assignment_totals(assign)
-        if type(self).launch is _LAUNCH:  # (the totals as numbers, not a tuple of objects)
+        # (the totals as numbers, not a tuple of objects; the class itself: no lookup)
+        if type(self) is _STEP_STAGE or type(self).launch is _LAUNCH:
             launch_iteration(self, assign, attn, ntok, dec, npre, kvb, kvp, chunk)
         else:  # a subclass replaced ``launch`` (tests/faults.py): that one is called
             self.launch(assign, attn, (ntok, dec, npre, kvb, kvp), chunk)
@@ -529,18 +560,16 @@ class StepStage(Stage):
         """``tokens, decodes, prefill tokens, kv_decode, kv_prefill`` of the final assignment;
         fails if a growth preempted a job that was given tokens."""
         sim = self.sim
-        jobs = self.jobs
+        ntok = 0.0
+        npre = 0.0
         for j, tokens in assign:
-            if j.id not in jobs:
+            if j.gone:
                 o = j.owner
                 sim.fail(f"run: at time {sim_time(sim)}, a growth on step stage "
                          f"`{self.decl.name}` preempted session "
                          f"{o.serial if o is not None else '?'}, which had already been "
                          f"given tokens in the same iteration (the reference panics here)",
                          o, "step iteration")
-        ntok = 0.0
-        npre = 0.0
-        for j, tokens in assign:
             ntok += tokens
             if not j.decode:
                 npre += tokens
@@ -552,7 +581,7 @@ class StepStage(Stage):
         per resident and iteration with the pre-iteration totals and the resident's own
         ``decoding``/``admission``/``remaining`` (as a serve key; docs/claims.md)."""
         sim = self.sim
-        f = self.only_fn
+        f = self.only_e
         seen = {}
 
         def allowed(j):
@@ -565,7 +594,7 @@ class StepStage(Stage):
                 sim.ctx.admission = o.adm_seq if o is not None else U64_MAX
                 sim.ctx.remaining = j.work
                 sim.cur = o
-                v = seen[j.id] = f(o.attrs if o is not None else self.na) != 0.0
+                v = seen[j.id] = f.ev(o.attrs if o is not None else self.na) != 0.0
                 sim.cur = prev
             return v
         return allowed
@@ -605,19 +634,19 @@ class StepStage(Stage):
 
     @cython.locals(now=cython.double, warm=cython.bint, px=cython.double, nrep=cython.Py_ssize_t,
                    w=cython.double, fin=cython.bint, x=cython.double, eps=cython.double,
-                   j=Job, tokens=cython.double, itl=LogHist, sim=RunState, t=object,
-                   last=list, run=tuple, assign=list, lt=cython.double, done=list)
+                   j=Job, tokens=cython.double, itl=LogHist, sim=RunState, last=Token,
+                   assign=list, done=list, ep=cython.Py_ssize_t)
     def iter_end(self, epoch):
-        run = self.running
-        if run is None or run[0] != epoch:
+        assign = self.assigned
+        ep = epoch
+        if assign is None or ep != self.epoch:
             return
-        self.running = None
+        self.assigned = None
         sim = self.sim
-        t = sim.now
-        now = t
-        eps = EPS
+        now = sim.now
+        eps = _EPS
         self.flush_idle()
-        self.idle_at = t  # step_stats(now, 0, 0.0), pending (see flush_idle)
+        self.idle_at = now  # step_stats(now, 0, 0.0), pending (see flush_idle)
         jobs = self.jobs
         done = None  # the jobs done, a list once there is one
         # Each job's work, then its token: a token reads nothing another job's work update
@@ -630,7 +659,6 @@ class StepStage(Stage):
         nrep = 0  # (px is the run's value once nrep > 0)
         # every job of the assignment is still resident: remove_job takes a job out of the
         # running assignment as it takes it out of the stage
-        assign = run[1]
         for j, tokens in assign:
             w = j.work - tokens
             j.work = w
@@ -644,15 +672,15 @@ class StepStage(Stage):
             if last is not None:
                 # what ``token`` does for a decode whose owner's token record is settled:
                 # only the time of its last token moves
-                lt = last[1]
-                x = now - lt
-                last[1] = t
+                x = now - last.at
+                last.at = now
             elif (j.decode or fin) and j.owner is not None:
                 xo = self.token(j.owner, j.decode)
                 if j.decode:
-                    # The record is now [turn, now, self, True, False]: it stays so while j is
-                    # resident (the turn changes only as the session runs; a preemption that
-                    # sets [4] removes j), so later tokens of j take the path above.
+                    # The record now says (turn, now, self, decoded, not preempted): it stays
+                    # so while j is resident (the turn changes only as the session runs; a
+                    # preemption, which sets ``preempted``, removes j), so later tokens of j
+                    # take the path above.
                     j.tok = j.owner.last_token
                 if xo is None:
                     continue
@@ -674,6 +702,7 @@ class StepStage(Stage):
             res = self.residents
             for j in done:
                 del jobs[j.id]
+                j.gone = True
                 res.remove(j)
                 self.rver += 1
                 j.dge = None  # see remove_job
@@ -682,25 +711,26 @@ class StepStage(Stage):
         if sim.hooks is not None:
             sim.hooks.iter_end(self, done if done is not None else [])
 
-    @cython.locals(sim=RunState, last=list)
+    @cython.locals(sim=RunState, last=Token, now=cython.double, decoded=cython.bint)
     def token(self, s, decode):
         """Session ``s`` has a token now (a decode's, or a prefill's last): its inter-token
-        latency (§8.7), or None where it has none; ``s.last_token`` becomes ``[turn, now,
-        self, decoded, False]`` (``decoded``: a decode token in this turn so far), the list
-        kept (a job's ``tok`` may refer to it)."""
+        latency (§8.7), or None where it has none; ``s.last_token`` becomes (turn, now,
+        self, decoded, not preempted) (``decoded``: a decode token in this turn so far), the
+        record kept (a job's ``tok`` may refer to it)."""
         sim = self.sim
         now = sim.now
         turn = s.attrs[sim.p.slot_turn]
         last = s.last_token
-        if last is None or last[0] != turn:
-            s.last_token = [turn, now, self, decode, False]
+        if last is None or last.turn != turn:
+            s.last_token = Token(turn, now, self, decode)
             return None
-        decoded = last[3]
-        x = now - last[1] if decode or decoded or (last[4] and last[2] is self) else None
-        last[1] = now
-        last[2] = self
-        last[3] = decoded or decode
-        last[4] = False
+        decoded = last.decoded
+        x = (now - last.at if decode or decoded or (last.preempted and last.stage is self)
+             else None)
+        last.at = now
+        last.stage = self
+        last.decoded = decoded or decode
+        last.preempted = False
         return x
 
 
@@ -722,7 +752,7 @@ def launch_iteration(self, assign, attn, ntok, dec, npre, kvb, kvp, chunk) -> cy
     ctx.kvp = kvp
     ctx.attn = attn
     sim.cur = None
-    cost = self.cost_fn(self.na)
+    cost = self.cost_e.ev(self.na)
     if not cost > 0:
         cost = 0.0
         if sim.now == self.zero_time:
@@ -739,14 +769,14 @@ def launch_iteration(self, assign, attn, ntok, dec, npre, kvb, kvp, chunk) -> cy
     if sim.hooks is not None:  # the batch formed, not running yet: the claims read here
         sim.hooks.batch(self, chunk)
     self.epoch += 1
-    epoch = self.epoch  # (one int object for the record and the event)
-    self.running = (epoch, assign)
+    epoch = self.epoch
+    self.assigned = assign
     self.iterations += 1
     now = sim.now
-    if self.idle_at is not None:
-        idle_t = self.idle_at
+    idle_t = self.idle_at
+    if idle_t >= 0.0:
         if idle_t == now:
-            self.idle_at = None  # see flush_idle
+            self.idle_at = -1.0  # see flush_idle
         else:
             self.flush_idle()
     self.step_stats(now, dec, npre)
@@ -760,13 +790,13 @@ def launch_iteration(self, assign, attn, ntok, dec, npre, kvb, kvp, chunk) -> cy
         sim.hooks.iter_launch(self, assign, cost, (ntok, dec, npre, kvb, kvp))
 
 
-def const_or_function(ex, e):
+def const_or_node(ex, e):
     """``(None, value)`` for an expression that is a constant (``exprs``' folded node), else
-    ``(f, 0.0)``: its function."""
-    shape, f, v = ex.node(e)
-    if shape == K:
-        return None, v
-    return f, 0.0
+    ``(node, 0.0)``."""
+    n = ex.expr(e)
+    if n.shape == K:
+        return None, n.value
+    return n, 0.0
 
 
 @cython.cfunc
@@ -825,6 +855,7 @@ def sim_time(sim):
 
 
 _LAUNCH = getattr(StepStage, "launch")  # the class's own (start_iteration calls it in C)
+_STEP_STAGE = StepStage  # the class itself (tests/faults.py replaces the module's name)
 
 
 class StepOps:
