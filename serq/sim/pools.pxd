@@ -123,3 +123,5 @@ cpdef Hold innermost(Session s, Py_ssize_t pi)
 cdef void make_room(RunState sim, PoolCore pl, double need) except *
 cpdef void admit_request(RunState sim, Req req) except *
 cpdef bint grow_hold(RunState sim, Session s, Py_ssize_t pi, double d, object job) except? -1
+cpdef bint grow_entry(RunState sim, Session s, Py_ssize_t pi, HoldEntry e, double d,
+                      object job) except? -1

@@ -425,6 +425,7 @@ class PoolState(PoolCore):
     __slots__ = ()
 
 
+@cython.cfunc
 @cython.locals(pl=PoolCore)
 def snapshot(pl, a):
     """The attributes a cache entry of ``pl`` keeps (a copy of ``a``): an eviction by keys
@@ -537,13 +538,19 @@ def admit_request(sim, req):
         sim.hooks.admit(s, entries)
 
 
-@cython.locals(pl=PoolCore, h=Hold, e=HoldEntry, need=cython.double)
+@cython.locals(h=Hold)
 def grow_hold(sim, s, pi, d, job):
     """Grow the innermost hold of ``s`` on pool ``pi`` by ``d``; False if it stalled or
     was preempted."""
-    pl = sim.pools[pi]
     h = innermost(s, pi)
-    e = h.entry(pi)
+    return grow_entry(sim, s, pi, h.entry(pi), d, job)
+
+
+@cython.locals(pl=PoolCore, need=cython.double)
+def grow_entry(sim, s, pi, e, d, job):
+    """``grow_hold`` of the entry ``e`` on pool ``pi`` of the innermost hold of ``s`` there
+    (a caller that keeps it, the step engine's ``Growth``, passes it)."""
+    pl = sim.pools[pi]
     need = pl.up(e.alloc + d) - e.alloc
     if need <= 0:
         return True

@@ -23,7 +23,7 @@ if cython.compiled:  # C types: job, hold and session fields, the run's fields a
     from cython.cimports.serq.sim.context import Context
     from cython.cimports.serq.sim.exprnodes import Expr
     from cython.cimports.serq.sim.pools import (Hold, HoldEntry, PoolCore, admit_request,
-                                                 grow_hold, innermost)
+                                                 grow_entry, innermost)
     from cython.cimports.serq.sim.sessions import execute
     from cython.cimports.serq.sim.sessions import Session
     from cython.cimports.serq.sim.stages import Job
@@ -33,7 +33,7 @@ if cython.compiled:  # C types: job, hold and session fields, the run's fields a
 else:
     from serq.sim.context import Context
     from serq.sim.exprnodes import Expr
-    from serq.sim.pools import Hold, HoldEntry, PoolCore, admit_request, grow_hold, innermost
+    from serq.sim.pools import Hold, HoldEntry, PoolCore, admit_request, grow_entry, innermost
     from serq.sim.sessions import execute
     from serq.sim.state import RunState
     from serq.sim.sessions import Session
@@ -220,13 +220,7 @@ class StepStage(Stage):
         j.tok = None
 
     def remove_job(self, j):
-        del self.jobs[j.id]
-        j.gone = True
-        self.residents.remove(j)
-        self.rver += 1
-        # (its pair refers to j: a cycle, left to the cyclic GC otherwise)
-        j.dge = None
-        j.gent = None
+        leave(self, j)
         assign = self.assigned
         if assign is not None:
             for k, a in enumerate(assign):
@@ -487,7 +481,7 @@ class StepStage(Stage):
                         continue
                     need = e.pos + tokens - e.alloc
                     if need > eps:
-                        grown = grow_hold(sim, o, j.growing, need, j)
+                        grown = grow_entry(sim, o, j.growing, e, need, j)
                         if self.rver != ver:  # the list changed under the pass
                             check = True
                             if grown:
@@ -647,7 +641,6 @@ class StepStage(Stage):
         eps = _EPS
         self.flush_idle()
         self.idle_at = now  # step_stats(now, 0, 0.0), pending (see flush_idle)
-        jobs = self.jobs
         done = None  # the jobs done, a list once there is one
         # Each job's work, then its token: a token reads nothing another job's work update
         # writes, so one pass does both in the reference's order.
@@ -699,14 +692,8 @@ class StepStage(Stage):
         if nrep:
             itl.add_repeat(px, nrep)
         if done is not None:
-            res = self.residents
             for j in done:
-                del jobs[j.id]
-                j.gone = True
-                res.remove(j)
-                self.rver += 1
-                j.dge = None  # see remove_job
-                j.gent = None
+                leave(self, j)
                 self.job_done(j)
         if sim.hooks is not None:
             sim.hooks.iter_end(self, done if done is not None else [])
@@ -797,6 +784,25 @@ def const_or_node(ex, e):
     if n.shape == K:
         return None, n.value
     return n, 0.0
+
+
+@cython.cfunc
+@cython.locals(st=StepStage, j=Job, res=list, k=cython.Py_ssize_t)
+def leave(st, j) -> cython.void:
+    """Job ``j`` leaves step stage ``st`` (done, or its owner preempted or ended): out of
+    its jobs and residents (found by identity: ``list.remove`` would compare each by
+    ``==``, a call each where compiled), its growth records dropped (its pair refers to it:
+    a cycle, left to the cyclic GC otherwise)."""
+    del st.jobs[j.id]
+    j.gone = True
+    res = st.residents
+    for k in range(len(res)):
+        if res[k] is j:
+            del res[k]
+            break
+    st.rver += 1
+    j.dge = None
+    j.gent = None
 
 
 @cython.cfunc
