@@ -454,13 +454,16 @@ def settle_state(sim):
 
 
 @cython.cfunc
-@cython.locals(sim=RunState, s=Session, ready=ReadyQueue)
-def run_ready(sim):
+@cython.locals(sim=RunState, s=Session, ready=ReadyQueue, compiled=cython.bint)
+def run_ready(sim, compiled=cython.compiled):
     """Execute the sessions of the ready queue, in order, each until it blocks (one may be
     in the queue twice, or no longer ready: it is skipped then). Compiled, the queue is a
-    ``ready.ReadyQueue``: its truth and ``popleft`` are C calls."""
+    ``ready.ReadyQueue``: ``popleft`` is a C call, and the loop tests its C fields (its truth
+    would go through Python's protocol, ``PyObject_IsTrue`` and ``__bool__``); interpreted, a
+    deque's truth. ``compiled`` is a default, never passed: read once, when the module
+    loads, so the interpreted loop pays a local's test per pass, not a global's look-up."""
     ready = sim.ready
-    while ready:
+    while (ready.head < ready.tail) if compiled else ready:
         s = ready.popleft()
         if s.status == 0:  # READY
             execute(sim, s)
