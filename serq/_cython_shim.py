@@ -61,6 +61,11 @@ def freelist(n):
     return _same
 
 
+def trashcan(on=True):
+    """`@cython.trashcan(True)`: a cclass freed without deep C recursion (no-op here)."""
+    return _same
+
+
 def exceptval(value=None, check=True):
     """`@cython.exceptval(value, check=True)`: the C value that signals an exception from a
     typed function (no-op here)."""

@@ -387,7 +387,7 @@ class Monitors(Hooks):
         runs = self.runs
         for st in sim.stages:
             i = st.index
-            for j in st.jobs.values():
+            for j in st.listed():
                 o = j.owner
                 if o is None:
                     if j.mode == "Plain" and j.growing is None and (

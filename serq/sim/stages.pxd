@@ -22,13 +22,17 @@ cdef class Job:
     cdef public object owner
     cdef public double work
     cdef public str mode
-    cdef public bint decode
     cdef public object growing
     cdef public double enqueued
     cdef public double started
     cdef public double tag
-    cdef public bint gone     # compiled ps: the job has left its stage (PsStage.finish/remove_job)
+    cdef public bint gone     # the job has left its stage (fifo, ps): its pending Finish
+                              # is ignored, it is dropped off the ps heap later (PsStage)
+    # a fifo stage's list (FifoStage)
+    cdef public Job prev
+    cdef public Job next
     # the step engine's (step.py)
+    cdef public bint decode
     cdef public Py_ssize_t mark
     cdef public object kv
     cdef public object kv1
@@ -41,7 +45,7 @@ cdef class Stage:
     cdef public RunState sim  # the run (engine.Sim): its clock, schedule() and fields read as C
     cdef public Py_ssize_t index
     cdef public object decl
-    cdef public dict jobs
+    cdef public dict jobs             # None on a fifo stage (FifoStage links its jobs)
     cdef public TimeAvg num_avg
     cdef public TimeAvg busy_avg
     cdef public Py_ssize_t completed
@@ -70,13 +74,18 @@ cdef class Stage:
 
 cdef class FifoStage(Stage):
     cdef public Py_ssize_t servers
-    cdef public object queue
-    cdef public Py_ssize_t running    # the jobs in service
+    cdef public Py_ssize_t running    # the jobs in service: the first `running` linked
+    cdef public Py_ssize_t count      # the jobs on the stage
+    cdef public Job first             # the jobs, linked in the order they came in
+    cdef public Job last
+    cdef public Job queued            # the first job that waits, or None
 
+    cpdef void record(self, double now)
     cpdef void add_job(self, object owner, double work, str mode, object growing)
     cpdef void fill(self)
     cpdef void start(self, Job j)
     cpdef void finish(self, object jid, object epoch)
+    cdef void unlink(self, Job j)
 
 
 cdef class PsStage(Stage):
@@ -86,16 +95,23 @@ cdef class PsStage(Stage):
     cdef public double v
     cdef public double v_last
     cdef public double rate
+    cdef public Py_ssize_t count      # the jobs on the stage
+    cdef public list order            # them in the order they came in, and some gone ones
     cdef public list tags
     cdef public Py_ssize_t held       # compiled: the jobs on the heap, tags[:held]
     cdef public Py_ssize_t epoch
+    cdef public object key            # epoch, an int object (the Finish events')
+    cdef public bint due              # a Finish of epoch is pending
     cdef public bint dirty
 
+    cpdef void record(self, double now)
     cpdef void add_job(self, object owner, double work, str mode, object growing)
     cpdef void settle(self, bint pending_now)
     cdef void reschedule(self)
     cdef void advance(self, double now)
     cpdef void finish(self, object jid, object epoch)
+    @cython.locals(k=Job)
+    cdef void leave(self, Job j)
 
 
 # a ps stage's compiled heap of Jobs (stages.py): the list's slots as C pointers, as the

@@ -6,7 +6,6 @@ that read them, ``queue``, ``busy``, ``work``, ``est_*``, ``price`` (§13), are
 from __future__ import annotations
 
 import sys
-from collections import deque
 from heapq import heappop, heappush
 
 try:
@@ -40,30 +39,35 @@ else:
 ALPHA = 0.01
 BETA = 1.0 - ALPHA  # the EWMA weight of the past, computed once (the same value)
 NAN = float("nan")
-# a deque's two per-job operations (a fifo's queue), looked up once:
-# compiled, a call of the method costs a third of a method call by name (interpreted, the
-# same)
-_append = deque.append
-_popleft = deque.popleft
 
 
 @cython.final
 @cython.freelist(64)
+@cython.trashcan(True)
 @cython.cclass
 class Job:
     """A job on a stage. ``Stage.new_job`` makes every one and sets its fields (compiled: C
-    fields, ``stages.pxd``); the last six are the step engine's, set by ``StepStage.add_job``.
+    fields, ``stages.pxd``); ``gone`` says it has left its stage (a fifo's, a ps
+    stage's), ``prev`` and ``next`` are a fifo stage's list (``FifoStage``), ``decode`` and
+    the last six the step engine's, set by ``StepStage.add_job`` (the other kinds never
+    read them: no string comparison of the mode per job).
 
     Compiled, a job is one of the few objects a run makes per event: a free list keeps the
     memory of 64 ended ones for the next (no allocator call, and a reused object does not
-    count towards the cyclic collector's next pass, as a new one does)."""
+    count towards the cyclic collector's next pass, as a new one does). The trashcan lets
+    a long fifo list be freed without a C recursion as deep as the list (the interpreter's
+    own objects have it)."""
     __slots__ = ("id", "owner", "work", "mode", "growing", "enqueued", "started", "tag",
-                 "gone", "decode", "mark", "kv", "kv1", "gent", "dge", "tok")
+                 "gone", "decode", "prev", "next", "mark", "kv", "kv1", "gent", "dge", "tok")
 
 
 @cython.cclass
 class Stage:
-    """What every stage has: a job map, statistics and a price estimator.
+    """What every stage has: its jobs, statistics and a price estimator.
+
+    The jobs are ``jobs``, a map of id to job in id order (the order they came in), except
+    on a fifo stage, which links them itself (``jobs`` None): ``listed`` and ``finishing``
+    answer for every kind (the monitors, the hooks).
 
     Compiled, a ``cclass`` with C fields (``stages.pxd``): the per-event operations below
     (``new_job``, ``job_done``, ``record``, a kind's ``add_job``/``start``/``finish``) are C
@@ -103,7 +107,8 @@ class Stage:
 
     @cython.locals(j=Job, t=cython.double, o=Session, jid=object)
     def new_job(self, owner, work, mode, growing):
-        """A new job of ``work`` on this stage, its owner (when it has one) waiting in it."""
+        """A new job of ``work`` on this stage, its owner (when it has one) waiting in it;
+        in ``jobs`` unless the stage keeps its jobs itself (a fifo)."""
         sim = self.sim
         j = Job.__new__(Job)
         jid = sim.next_job  # (compiled: one int object, for the field and the key)
@@ -113,12 +118,12 @@ class Stage:
         j.owner = owner
         j.work = work
         j.mode = mode
-        j.decode = mode == "Decode"
         j.growing = growing
         j.enqueued = t
         j.started = t
         j.tag = 0.0
-        self.jobs[jid] = j
+        if self.jobs is not None:
+            self.jobs[jid] = j
         if owner is not None:
             o = owner
             o.status = IN_STAGE
@@ -190,8 +195,18 @@ class Stage:
         raise NotImplementedError
 
     def finish(self, jid, epoch):
-        """A ``Finish`` event of this stage (§7): job ``jid`` may be done."""
+        """A ``Finish`` event of this stage (§7): job ``jid`` may be done (on a fifo stage
+        ``jid`` is the job itself)."""
         raise NotImplementedError
+
+    def listed(self):
+        """The jobs on the stage, in the order they came in (the monitors')."""
+        return list(self.jobs.values())
+
+    def finishing(self, jid):
+        """The job a ``Finish`` event of this stage names (its ``jid``), if it is still on
+        the stage, else None (the hooks ask before the event is handled)."""
+        return self.jobs.get(jid)
 
     def settle(self, pending_now):
         """The stage's part of the settle (§4), for a stage whose kind ``settles``; the
@@ -220,30 +235,58 @@ class Stage:
 class FifoStage(Stage):
     """``fifo(c)`` (§7.1): ``c`` servers, one queue served in arrival order.
 
-    The jobs in service are counted (``running``), not listed: they are the stage's first
-    ``running`` jobs in ``jobs`` (in id order, the order they came in): a job starts only
-    from the head of the queue or on an empty queue, so every job in service came in before
-    every queued one, and started in the order it came in."""
+    The jobs are linked in the order they came in, ``first`` to ``last`` through their
+    ``prev`` and ``next`` (``jobs`` is None): the first ``running`` are in service, and
+    ``queued`` is the first that waits (None: none waits). A job starts only from the head
+    of the queue or on an empty queue, so every job in service came in before every queued
+    one, and started in the order it came in. Its ``Finish`` event carries the job itself,
+    not its id: the finish unlinks it with a few pointer moves, where a map of ids would
+    cost an insertion and a removal per job (issue 10). A job taken away (``remove_job``)
+    is unlinked and ``gone``, and its pending finish is ignored."""
 
     def __init__(self, sim, index, decl):
         super().__init__(sim, index, decl)
+        self.jobs = None
         # a count beyond any number of jobs (fifo(1e300)) means the same: kept within a C size
         self.servers = min(decl.kind.servers, sys.maxsize)
-        self.queue = deque()
         self.running = 0
+        self.count = 0
+        self.first = None
+        self.last = None
+        self.queued = None
 
-    @cython.locals(j=Job)
+    @cython.locals(n=cython.Py_ssize_t)
+    def record(self, now):
+        n = self.count
+        self.num_avg.set(now, n)
+        self.busy_avg.set(now, 1 if n else 0)
+
+    @cython.locals(j=Job, last=Job)
     def add_job(self, owner, work, mode, growing):
         j = self.new_job(owner, work, mode, growing)
-        if self.queue or self.running >= self.servers:
-            _append(self.queue, j)
-        else:  # the queue stays empty while a server is free (see fill)
-            self.start(j)
+        last = self.last
+        j.prev = last
+        j.next = None
+        j.gone = False
+        if last is None:
+            self.first = j
+        else:
+            last.next = j
+        self.last = j
+        self.count += 1
+        if self.queued is None:  # the queue stays empty while a server is free (see fill)
+            if self.running < self.servers:
+                self.start(j)
+            else:
+                self.queued = j
 
+    @cython.locals(j=Job)
     def fill(self):
-        q = self.queue
-        while q and self.running < self.servers:
-            self.start(_popleft(q))
+        j = self.queued
+        while j is not None and self.running < self.servers:
+            self.start(j)
+            j = j.next
+        self.queued = j
 
     @cython.locals(now=cython.double)
     def start(self, j):
@@ -252,25 +295,67 @@ class FifoStage(Stage):
         now = sim.now
         j.started = now
         self.running += 1
-        sim.schedule(now + j.work, EV_FINISH, self.index, j.id, None)
+        post(sim, now + j.work, EV_FINISH, self.index, j, None)
 
     @cython.locals(j=Job)
     def finish(self, jid, epoch):
-        j = self.jobs.pop(jid, None)
-        if j is None:
+        j = jid  # the job itself (start)
+        if j.gone:  # taken away (remove_job)
             return
+        self.unlink(j)
         self.running -= 1
         self.job_done(j)
-        if self.queue:
+        if self.queued is not None:
             self.fill()
 
+    @cython.locals(prev=Job, nxt=Job)
+    def unlink(self, j):
+        """Take job ``j`` off the list."""
+        prev = j.prev
+        nxt = j.next
+        if prev is None:
+            self.first = nxt
+        else:
+            prev.next = nxt
+        if nxt is None:
+            self.last = prev
+        else:
+            nxt.prev = prev
+        j.prev = None
+        j.next = None
+        j.gone = True
+        self.count -= 1
+
+    @cython.locals(k=Job)
     def remove_job(self, j):
-        del self.jobs[j.id]
-        if j in self.queue:
-            self.queue.remove(j)
+        k = self.queued
+        while k is not None and k is not j:
+            k = k.next
+        if k is not None:  # queued
+            if j is self.queued:
+                self.queued = j.next
+            self.unlink(j)
         else:  # in service
+            self.unlink(j)
             self.running -= 1
             self.fill()
+
+    @cython.locals(j=Job)
+    def listed(self):
+        out = []
+        j = self.first
+        while j is not None:
+            out.append(j)
+            j = j.next
+        return out
+
+    @cython.locals(j=Job)
+    def finishing(self, jid):
+        j = jid
+        return None if j.gone else j
+
+    def present(self):
+        return self.count
 
     def busy(self):
         return self.running
@@ -282,12 +367,14 @@ class FifoStage(Stage):
         now = self.sim.now
         total = -0.0
         i = 0
-        for j in self.jobs.values():
+        j = self.first
+        while j is not None:
             if i < self.running:
                 total += max(j.started + j.work - now, 0.0)
             else:
                 total += j.work
             i += 1
+            j = j.next
         return total
 
 
@@ -296,18 +383,25 @@ class PsStage(Stage):
     """``ps(c)`` (§7.2): processor sharing, the capacity ``c`` (an expression of ``n``, the
     number of jobs) shared evenly. A job's tag is the virtual time it finishes at; the job
     with the least ``(tag, id)`` finishes first, at the time ``reschedule`` computes after
-    every change (a ``Finish`` of an older ``epoch`` is stale).
+    every change (a ``Finish`` of an older ``epoch`` is stale). The ``Finish`` carries the
+    job itself, not its id, and ``key``, the epoch as an int object: the epoch moves on only
+    when a ``Finish`` of it is pending (``due``), the one change that must make a pending
+    one stale; after its ``Finish`` came, the next one takes the same epoch and object (no
+    int object made per reschedule, the same events stale as with a new epoch every time).
 
-    The jobs wait on a heap by ``(tag, id)``: interpreted, heapq's tuples ``(tag, id)``;
-    compiled, the Jobs themselves in the first ``held`` slots of ``tags`` (``push_tag``,
-    ``pop_tag``). A job that left (finished or removed) stays there until it comes to the
-    top (it still takes part in the comparisons, as heapq's tuple does): the reschedule
-    pops it then, seeing it gone (interpreted: its id no longer in ``jobs``; compiled: its
-    ``gone`` flag, a C read instead of a dict look-up)."""
+    The stage keeps its jobs itself (``jobs`` is None): ``count`` of them, ``order`` in the
+    order they came in, and a heap by ``(tag, id)``: interpreted, heapq's tuples ``(tag, id,
+    job)`` (the job is never compared: the ids differ); compiled, the Jobs themselves in
+    the first ``held`` slots of ``tags`` (``push_tag``, ``top_tag``). A job that leaves
+    (``leave``: finished or removed) is marked ``gone`` and stays in both until later: on
+    the heap until it comes to the top (it still takes part in the comparisons, as heapq's
+    tuple does), in ``order`` until the gone ones are many. Where a map of ids would cost
+    an insertion, a removal and an int object per job (issue 10)."""
     settles = True
 
     def __init__(self, sim, index, decl):
         super().__init__(sim, index, decl)
+        self.jobs = None
         node = sim.ex.expr(decl.kind.capacity)
         self.cap_node = node  # compiled: its ``ev`` a C call
         # a constant capacity (``ps(4)``): its value, the node's answer at every n
@@ -316,10 +410,20 @@ class PsStage(Stage):
         self.v = 0.0
         self.v_last = 0.0
         self.rate = 0.0
+        self.count = 0
+        self.order = []
         self.tags = []
         self.held = 0
         self.epoch = 0
+        self.key = 0
+        self.due = False
         self.dirty = False
+
+    @cython.locals(n=cython.Py_ssize_t)
+    def record(self, now):
+        n = self.count
+        self.num_avg.set(now, n)
+        self.busy_avg.set(now, 1 if n else 0)
 
     @cython.locals(j=Job, now=cython.double)
     def add_job(self, owner, work, mode, growing):
@@ -327,10 +431,13 @@ class PsStage(Stage):
         now = self.sim.now
         self.advance(now)
         j.tag = self.v + work
+        j.gone = False
+        self.count += 1
+        self.order.append(j)
         if cython.compiled:
             push_tag(self, j)
         else:
-            heappush(self.tags, (j.tag, j.id))
+            heappush(self.tags, (j.tag, j.id, j))
         self.dirty = True
 
     def settle(self, pending_now):
@@ -338,12 +445,12 @@ class PsStage(Stage):
             self.reschedule()
 
     @cython.locals(sim=RunState, now=cython.double, n=cython.Py_ssize_t, phi=cython.double,
-                   tags=list, jobs=dict, tag=cython.double, delay=cython.double, j=Job)
+                   tags=list, delay=cython.double, j=Job)
     def reschedule(self):
         """The rate after a change (§7.2), and the ``Finish`` of the job with the least tag."""
         sim = self.sim
         now = sim.now
-        n = len(self.jobs)
+        n = self.count
         if n:
             sim.cur = None
             if self.cap_const:
@@ -355,46 +462,60 @@ class PsStage(Stage):
             phi = 0.0
         self.advance(now)
         self.rate = phi / n if n else 0.0
-        self.epoch += 1
+        if self.due:  # the pending Finish becomes stale
+            self.epoch += 1
+            self.key = self.epoch
+            self.due = False
         self.dirty = False
         if cython.compiled:
             j = top_tag(self)
-            if j is None or not self.rate > 0:
-                return
-            tag, jid = j.tag, j.id
         else:
             tags = self.tags
-            jobs = self.jobs
-            while tags and tags[0][1] not in jobs:
+            while tags and tags[0][2].gone:
                 heappop(tags)
-            if not tags or not self.rate > 0:
-                return
-            tag, jid = tags[0]
-        delay = (tag - self.v) / self.rate
-        post(sim, now + (delay if delay > 0 else 0.0), EV_FINISH, self.index, jid, self.epoch)
+            j = tags[0][2] if tags else None
+        if j is None or not self.rate > 0:
+            return
+        delay = (j.tag - self.v) / self.rate
+        post(sim, now + (delay if delay > 0 else 0.0), EV_FINISH, self.index, j, self.key)
+        self.due = True
 
     @cython.locals(j=Job, e=cython.Py_ssize_t)
     def finish(self, jid, epoch):
+        j = jid  # the job itself (reschedule)
         e = epoch  # (an int: reschedule's)
         if e != self.epoch:
             return
-        j = self.jobs.pop(jid, None)
-        if j is None:
+        self.due = False  # (this is the Finish of the epoch)
+        if j.gone:
             return
-        if cython.compiled:
-            j.gone = True
+        self.leave(j)
         self.advance(self.sim.now)
         if j.tag > self.v:
             self.v = j.tag
-        self.dirty = True
         self.job_done(j)
 
-    @cython.locals(j=Job)
     def remove_job(self, j):
-        del self.jobs[j.id]
-        if cython.compiled:
-            j.gone = True
+        self.leave(j)
+
+    def leave(self, j):
+        """Job ``j`` leaves the stage (finished or removed): gone, dropped from ``order``
+        with the other gone ones once they outnumber the jobs (a pass over it every so many
+        jobs), from the heap when it comes to the top (``reschedule``)."""
+        j.gone = True
+        self.count -= 1
         self.dirty = True
+        if len(self.order) > 2 * self.count + 32:
+            self.order = [k for k in self.order if not k.gone]
+
+    @cython.locals(k=Job)
+    def listed(self):
+        return [k for k in self.order if not k.gone]
+
+    @cython.locals(j=Job)
+    def finishing(self, jid):
+        j = jid
+        return None if j.gone else j
 
     @cython.locals(x=cython.double)
     def advance(self, now):
@@ -403,11 +524,17 @@ class PsStage(Stage):
         self.v = add(self.v, x) if x != x else self.v + x  # of two NaNs the first (arith)
         self.v_last = now
 
+    def present(self):
+        return self.count
+
+    def busy(self):
+        return self.count
+
     def work_left(self):
         now = self.sim.now
         v = self.v + self.rate * (now - self.v_last)
         total = -0.0
-        for j in self.jobs.values():
+        for j in self.listed():
             total += max(j.tag - v, 0.0)
         return total
 
@@ -496,7 +623,7 @@ class DelayStage(Stage):
     def add_job(self, owner, work, mode, growing):
         j = self.new_job(owner, work, mode, growing)
         sim = self.sim
-        sim.schedule(sim.now + work, EV_FINISH, self.index, j.id, None)
+        post(sim, sim.now + work, EV_FINISH, self.index, j.id, None)
 
     @cython.locals(j=Job)
     def finish(self, jid, epoch):

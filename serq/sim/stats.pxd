@@ -21,7 +21,7 @@ cdef class TimeAvg:
     cdef public double integral
     cdef public double start
 
-    cpdef void set(self, double t, double v)
+    cpdef void set(self, double t, double v) noexcept
 
 
 @cython.final

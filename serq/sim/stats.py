@@ -132,6 +132,7 @@ class TimeAvg:
         self.start = t0
 
     @cython.ccall
+    @cython.exceptval(check=False)  # C arithmetic only: it cannot fail (no check per call)
     def set(self, t: cython.double, v: cython.double) -> cython.void:
         self.integral += self.value * (t - self.last)
         self.value = v

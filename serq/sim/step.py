@@ -194,6 +194,7 @@ class StepStage(Stage):
                    res=list, pos=cython.Py_ssize_t)
     def add_job(self, owner, work, mode, growing):
         j = self.new_job(owner, work, mode, growing)
+        j.decode = mode == "Decode"
         umax = U64_MAX
         o = owner
         seq = o.adm_seq if o is not None else umax

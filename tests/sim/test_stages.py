@@ -22,3 +22,13 @@ def test_a_fifo_server_count_beyond_any_c_size_is_as_large_as_needed():
     large = run(FIFO.format(servers="1000"))
     assert huge.json() == large.json()
     assert huge.stage("server").mean_wait == 0.0
+
+
+def test_a_long_fifo_queue_is_freed_without_deep_recursion():
+    """A fifo stage links its jobs (stages.FifoStage): an overloaded one ends a run with a
+    long chain of them, which is freed job by job, not by a C recursion as deep as the
+    chain (Job's trashcan; a recursion of 200k frames would overflow the C stack)."""
+    heavy = FIFO.format(servers=1).replace("poisson(1)", "poisson(1000)")
+    r = run(heavy)
+    assert r.stage("server").mean_number > 50000  # about 200k jobs at the end
+    del r
