@@ -14,6 +14,8 @@ from serq.sim.stats cimport TimeAvg, Welford
 
 # the estimator's weights, as C constants (a session's states: states.pxd)
 cdef double ALPHA, BETA
+# the kind of the events the stages post (scheduler.EV_FINISH), a C constant
+cdef int EV_FINISH
 
 
 @cython.final
@@ -88,6 +90,10 @@ cdef class FifoStage(Stage):
     cdef void unlink(self, Job j)
 
 
+# final: its methods are C calls with no test for an override in a Python subclass. Its
+# overrides of Stage's cpdef methods (record, add_job, settle, finish, present, busy,
+# work_left) are not declared again here: Cython would take them for overrides of final ones.
+@cython.final
 cdef class PsStage(Stage):
     cdef public Expr cap_node         # the capacity's node, evaluated in C
     cdef public bint cap_const        # the capacity is a constant: cap
@@ -96,21 +102,15 @@ cdef class PsStage(Stage):
     cdef public double v_last
     cdef public double rate
     cdef public Py_ssize_t count      # the jobs on the stage
-    cdef public list order            # them in the order they came in, and some gone ones
     cdef public list tags
     cdef public Py_ssize_t held       # compiled: the jobs on the heap, tags[:held]
-    cdef public Py_ssize_t epoch
-    cdef public object key            # epoch, an int object (the Finish events')
+    cdef public object epoch          # an int object, as the Finish events carry it
+    cdef public object slot           # index, an int object (the Finish events')
     cdef public bint due              # a Finish of epoch is pending
     cdef public bint dirty
 
-    cpdef void record(self, double now)
-    cpdef void add_job(self, object owner, double work, str mode, object growing)
-    cpdef void settle(self, bint pending_now)
     cdef void reschedule(self)
-    cdef void advance(self, double now)
-    cpdef void finish(self, object jid, object epoch)
-    @cython.locals(k=Job)
+    cdef void advance(self, double now) noexcept
     cdef void leave(self, Job j)
 
 

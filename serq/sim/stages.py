@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 from heapq import heappop, heappush
+from operator import attrgetter
 
 try:
     import cython
@@ -378,25 +379,42 @@ class FifoStage(Stage):
         return total
 
 
+@cython.final
 @cython.cclass
 class PsStage(Stage):
     """``ps(c)`` (§7.2): processor sharing, the capacity ``c`` (an expression of ``n``, the
     number of jobs) shared evenly. A job's tag is the virtual time it finishes at; the job
     with the least ``(tag, id)`` finishes first, at the time ``reschedule`` computes after
     every change (a ``Finish`` of an older ``epoch`` is stale). The ``Finish`` carries the
-    job itself, not its id, and ``key``, the epoch as an int object: the epoch moves on only
-    when a ``Finish`` of it is pending (``due``), the one change that must make a pending
-    one stale; after its ``Finish`` came, the next one takes the same epoch and object (no
-    int object made per reschedule, the same events stale as with a new epoch every time).
+    job itself, not its id, ``slot``, the stage's index as an int object made once, and
+    ``epoch``, an int object: it moves on only when a ``Finish`` of it is pending (``due``),
+    the one change that must make a pending one stale; after its ``Finish`` came, the next
+    one takes the same epoch (no int object made per reschedule, the same events stale as
+    with a new epoch every time). As the epoch only grows and each new value is a new
+    object (or one of CPython's cached small ints, one per value), a ``Finish`` is of the
+    current epoch exactly when it carries the ``epoch`` object itself: ``finish`` tests
+    that, with no conversion of the int. A stale ``Finish`` is still an event (§3.1: counted,
+    the clock moves to it, the gauges are read and the time averages recorded there), so it
+    stays on the heap.
 
-    The stage keeps its jobs itself (``jobs`` is None): ``count`` of them, ``order`` in the
-    order they came in, and a heap by ``(tag, id)``: interpreted, heapq's tuples ``(tag, id,
-    job)`` (the job is never compared: the ids differ); compiled, the Jobs themselves in
-    the first ``held`` slots of ``tags`` (``push_tag``, ``top_tag``). A job that leaves
-    (``leave``: finished or removed) is marked ``gone`` and stays in both until later: on
-    the heap until it comes to the top (it still takes part in the comparisons, as heapq's
-    tuple does), in ``order`` until the gone ones are many. Where a map of ids would cost
-    an insertion, a removal and an int object per job (issue 10)."""
+    Compiled, the class is final: its methods are C calls without the test for an override
+    in a Python subclass.
+
+    The stage keeps its jobs itself (``jobs`` is None): ``count`` of them, on a heap by
+    ``(tag, id)``: interpreted, heapq's tuples ``(tag, id, job)`` (the job is never
+    compared: the ids differ); compiled, the Jobs themselves in the first ``held`` slots of
+    ``tags`` (``push_tag``, ``top_tag``). A job that leaves (``leave``: finished or
+    removed) is marked ``gone`` and stays on the heap until it comes to the top (it still
+    takes part in the comparisons, as heapq's tuple does). Where a map of ids would cost an
+    insertion, a removal and an int object per job (issue 10). The order the jobs came in,
+    which only the monitors and ``work`` ask for (``listed``), is their ids' (``new_job``
+    numbers them as they come): it is not kept per job.
+
+    Interpreted, an instance keeps its fields in its ``__dict__``, whose keys CPython 3.11
+    shares between the instances of the class, and reads specialized, only up to 29 of them
+    (``SHARED_KEYS_MAX_SIZE``): with a 30th every read of a field of the stage became a
+    look-up in its dict (+5 % instructions on mgc_ps). A ps stage has 28: add no field
+    here or in ``Stage`` without counting."""
     settles = True
 
     def __init__(self, sim, index, decl):
@@ -411,11 +429,10 @@ class PsStage(Stage):
         self.v_last = 0.0
         self.rate = 0.0
         self.count = 0
-        self.order = []
         self.tags = []
         self.held = 0
         self.epoch = 0
-        self.key = 0
+        self.slot = index
         self.due = False
         self.dirty = False
 
@@ -433,7 +450,6 @@ class PsStage(Stage):
         j.tag = self.v + work
         j.gone = False
         self.count += 1
-        self.order.append(j)
         if cython.compiled:
             push_tag(self, j)
         else:
@@ -464,7 +480,6 @@ class PsStage(Stage):
         self.rate = phi / n if n else 0.0
         if self.due:  # the pending Finish becomes stale
             self.epoch += 1
-            self.key = self.epoch
             self.due = False
         self.dirty = False
         if cython.compiled:
@@ -477,16 +492,15 @@ class PsStage(Stage):
         if j is None or not self.rate > 0:
             return
         delay = (j.tag - self.v) / self.rate
-        post(sim, now + (delay if delay > 0 else 0.0), EV_FINISH, self.index, j, self.key)
+        post(sim, now + (delay if delay > 0 else 0.0), EV_FINISH, self.slot, j, self.epoch)
         self.due = True
 
-    @cython.locals(j=Job, e=cython.Py_ssize_t)
+    @cython.locals(j=Job)
     def finish(self, jid, epoch):
-        j = jid  # the job itself (reschedule)
-        e = epoch  # (an int: reschedule's)
-        if e != self.epoch:
+        if epoch is not self.epoch:  # stale: the epoch has moved on (see the class)
             return
         self.due = False  # (this is the Finish of the epoch)
+        j = jid  # the job itself (reschedule)
         if j.gone:
             return
         self.leave(j)
@@ -499,18 +513,21 @@ class PsStage(Stage):
         self.leave(j)
 
     def leave(self, j):
-        """Job ``j`` leaves the stage (finished or removed): gone, dropped from ``order``
-        with the other gone ones once they outnumber the jobs (a pass over it every so many
-        jobs), from the heap when it comes to the top (``reschedule``)."""
+        """Job ``j`` leaves the stage (finished or removed): gone, dropped from the heap
+        when it comes to the top (``reschedule``)."""
         j.gone = True
         self.count -= 1
         self.dirty = True
-        if len(self.order) > 2 * self.count + 32:
-            self.order = [k for k in self.order if not k.gone]
 
     @cython.locals(k=Job)
     def listed(self):
-        return [k for k in self.order if not k.gone]
+        """The jobs on the stage in the order they came in: the heap's, by id (see the
+        class)."""
+        if cython.compiled:
+            heap = self.tags[:self.held]
+        else:
+            heap = [t[2] for t in self.tags]
+        return sorted([k for k in heap if not k.gone], key=job_id)
 
     @cython.locals(j=Job)
     def finishing(self, jid):
@@ -537,6 +554,9 @@ class PsStage(Stage):
         for j in self.listed():
             total += max(j.tag - v, 0.0)
         return total
+
+
+job_id = attrgetter("id")  # a job's id (PsStage.listed's order)
 
 
 # A ps stage's compiled heap (PsStage): heapq's algorithm on the Jobs, ``before`` the
