@@ -28,10 +28,11 @@ Typed for Cython (issue 10): this file runs interpreted as it is, and Cython com
 same file (its pure-Python mode) to C arithmetic: the generator is a C class whose state is
 C integers, the ChaCha block and the PCG key schedule are unsigned 32/64-bit C arithmetic
 (the `& M32`/`& M64` masks, no-ops in C, are what make Python's unbounded ints wrap the
-same way), and a chunk's words and uniforms live in C buffers (typed memoryviews over
-`array.array`), so a draw makes no Python object. The samplers call the C `log`/`sqrt`,
-which CPython's `math.log`/`math.sqrt` call too. Compiled, the scalar keystream
-(backend "python", then C code) is the default: it beats numpy's. The results are the
+same way), and a chunk's words live in a C buffer (a typed memoryview over `array.array`),
+so a draw makes no Python object; a compiled draw converts its own word pair (no uniform is
+made ahead). The samplers call the C `log`/`sqrt`, which CPython's `math.log`/`math.sqrt`
+call too. Compiled, the scalar keystream (backend "python", then C code, 4 blocks at a time
+as SIMD vectors: `_py_words`) is the default: it beats numpy's. The results are the
 same bit for bit in both modes (tests/sim/test_rng.py compiles this file and compares);
 compile it with `-ffp-contract=off` (the first line sets it), or a C compiler may fuse `a * b + c`
 into one rounding (an fma) where Python rounds twice.
