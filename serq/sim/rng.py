@@ -582,6 +582,7 @@ class Rng:
     @cython.exceptval(-1.0, check=True)
     @cython.boundscheck(False)       # (i < _fl = len(_f) - 1, i < _wn - 1 = len(_w) - 1)
     @cython.wraparound(False)
+    @cython.initializedcheck(False)  # (_f and _w are set when _fl, _wn are not 0)
     @cython.locals(i=cython.Py_ssize_t)
     def random_f64(self) -> cython.double:
         """rand's `random::<f64>()`: (next_u64 >> 11) * 2^-53, in [0, 1)."""
@@ -704,6 +705,7 @@ def sample_uniform(rng: Rng, a: cython.double, b: cython.double) -> cython.doubl
 
 
 @cython.ccall
+@cython.exceptval(check=False)
 def erlang_k(k: cython.double) -> cython.ulonglong:
     """The number of phases of `~erlang(k, m)`: Rust `k.max(1.0) as u32` (NaN and k < 1
     give 1, a fraction is truncated, k >= 2^32 - 1 saturates to 4294967295). The
