@@ -110,14 +110,14 @@ cdef class PsStage(Stage):
     cdef public bint dirty
 
     cdef void reschedule(self)
-    cdef void advance(self, double now) noexcept
+    cdef inline void advance(self, double now) noexcept
     cdef void leave(self, Job j)
 
 
 # a ps stage's compiled heap of Jobs (stages.py): the list's slots as C pointers, as the
 # scheduler's heap (scheduler.pxd's Slot)
 @cython.locals(x=Job, y=Job)
-cdef bint before(Slot a, Slot b) noexcept
+cdef inline bint before(Slot a, Slot b) noexcept
 @cython.locals(new=Slot, parent=Py_ssize_t)
 cdef void sift_tag(Slots items, Py_ssize_t pos) noexcept
 @cython.locals(tags=list, n=Py_ssize_t)
