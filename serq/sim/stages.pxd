@@ -7,6 +7,7 @@
 # a C field would hide the values that Python subclasses (StepStage, SharedStage) give them.
 
 cimport cython
+from serq.sim.chain cimport Chain
 from serq.sim.exprnodes cimport Expr
 from serq.sim.scheduler cimport Slot, Slots
 from serq.sim.state cimport RunState
@@ -28,9 +29,7 @@ cdef class Job:
     cdef public double tag
     cdef public bint gone     # the job has left its stage (fifo, ps): its pending Finish
                               # is ignored, it is dropped off the ps heap later (PsStage)
-    # a fifo stage's list (FifoStage)
-    cdef public Job prev
-    cdef public Job next
+    cdef public Py_ssize_t link   # its slot on a fifo stage's chain (FifoStage)
     # the step engine's (step.py)
     cdef public bint decode
     cdef public Py_ssize_t mark
@@ -76,8 +75,7 @@ cdef class FifoStage(Stage):
     cdef public Py_ssize_t servers
     cdef public Py_ssize_t running    # the jobs in service: the first `running` linked
     cdef public Py_ssize_t count      # the jobs on the stage
-    cdef public Job first             # the jobs, linked in the order they came in
-    cdef public Job last
+    cdef public Chain chain           # the jobs, in the order they came in (chain.py)
     cdef public Job queued            # the first job that waits, or None
 
     cpdef void record(self, double now)
@@ -86,6 +84,8 @@ cdef class FifoStage(Stage):
     cpdef void start(self, Job j)
     cpdef void finish(self, object jid, object epoch)
     cdef void unlink(self, Job j)
+    @cython.locals(ch=Chain, k=Py_ssize_t)
+    cdef Job after(self, Job j)
 
 
 cdef class PsStage(Stage):

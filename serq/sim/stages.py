@@ -19,7 +19,8 @@ from serq.sim.exprs import K as CONSTANT
 from serq.sim.scheduler import EV_FINISH
 if cython.compiled:  # C types: the accumulators' updates, a job's owner and the run's fields
     # are C (stats.pxd, sessions.pxd, state.pxd); a ps heap's slots as C pointers, and the
-    # scheduler's post a C call
+    # scheduler's post a C call; a fifo's jobs on a chain (chain.pxd)
+    from cython.cimports.serq.sim.chain import Chain
     from cython.cimports.cpython.ref import Py_DECREF, Py_INCREF, PyObject
     from cython.cimports.cpython.sequence import PySequence_Fast_ITEMS
     from cython.cimports.serq.sim.scheduler import post
@@ -28,6 +29,7 @@ if cython.compiled:  # C types: the accumulators' updates, a job's owner and the
     from cython.cimports.serq.sim.stats import TimeAvg, Welford
     from cython.cimports.serq.sim.states import IN_STAGE, QUEUED, READY
 else:
+    from serq.sim.chain import Chain
     from serq.sim.scheduler import post
     from serq.sim.state import RunState
     from serq.sim.stats import TimeAvg, Welford
@@ -48,7 +50,7 @@ NAN = float("nan")
 class Job:
     """A job on a stage. ``Stage.new_job`` makes every one and sets its fields (compiled: C
     fields, ``stages.pxd``); ``gone`` says it has left its stage (a fifo's, a ps
-    stage's), ``prev`` and ``next`` are a fifo stage's list (``FifoStage``), ``decode`` and
+    stage's), ``link`` its slot on a fifo stage's chain (``FifoStage``), ``decode`` and
     the last six the step engine's, set by ``StepStage.add_job`` (the other kinds never
     read them: no string comparison of the mode per job).
 
@@ -58,7 +60,7 @@ class Job:
     a long fifo list be freed without a C recursion as deep as the list (the interpreter's
     own objects have it)."""
     __slots__ = ("id", "owner", "work", "mode", "growing", "enqueued", "started", "tag",
-                 "gone", "decode", "prev", "next", "mark", "kv", "kv1", "gent", "dge", "tok")
+                 "gone", "decode", "link", "mark", "kv", "kv1", "gent", "dge", "tok")
 
 
 @cython.cclass
@@ -235,13 +237,13 @@ class Stage:
 class FifoStage(Stage):
     """``fifo(c)`` (§7.1): ``c`` servers, one queue served in arrival order.
 
-    The jobs are linked in the order they came in, ``first`` to ``last`` through their
-    ``prev`` and ``next`` (``jobs`` is None): the first ``running`` are in service, and
-    ``queued`` is the first that waits (None: none waits). A job starts only from the head
+    The jobs are on ``chain`` in the order they came in (``jobs`` is None; a job's ``link``
+    its slot there): the first ``running`` are in service, and ``queued`` is the first that
+    waits (None: none waits). A job starts only from the head
     of the queue or on an empty queue, so every job in service came in before every queued
     one, and started in the order it came in. Its ``Finish`` event carries the job itself,
-    not its id: the finish unlinks it with a few pointer moves, where a map of ids would
-    cost an insertion and a removal per job (issue 10). A job taken away (``remove_job``)
+    not its id: the finish takes it off the chain with a few C integer moves, where a map of
+    ids would cost an insertion and a removal per job (issue 10). A job taken away (``remove_job``)
     is unlinked and ``gone``, and its pending finish is ignored."""
 
     def __init__(self, sim, index, decl):
@@ -251,8 +253,7 @@ class FifoStage(Stage):
         self.servers = min(decl.kind.servers, sys.maxsize)
         self.running = 0
         self.count = 0
-        self.first = None
-        self.last = None
+        self.chain = Chain()
         self.queued = None
 
     @cython.locals(n=cython.Py_ssize_t)
@@ -261,18 +262,11 @@ class FifoStage(Stage):
         self.num_avg.set(now, n)
         self.busy_avg.set(now, 1 if n else 0)
 
-    @cython.locals(j=Job, last=Job)
+    @cython.locals(j=Job)
     def add_job(self, owner, work, mode, growing):
         j = self.new_job(owner, work, mode, growing)
-        last = self.last
-        j.prev = last
-        j.next = None
         j.gone = False
-        if last is None:
-            self.first = j
-        else:
-            last.next = j
-        self.last = j
+        j.link = self.chain.append(j)
         self.count += 1
         if self.queued is None:  # the queue stays empty while a server is free (see fill)
             if self.running < self.servers:
@@ -285,7 +279,7 @@ class FifoStage(Stage):
         j = self.queued
         while j is not None and self.running < self.servers:
             self.start(j)
-            j = j.next
+            j = self.after(j)
         self.queued = j
 
     @cython.locals(now=cython.double)
@@ -308,46 +302,35 @@ class FifoStage(Stage):
         if self.queued is not None:
             self.fill()
 
-    @cython.locals(prev=Job, nxt=Job)
     def unlink(self, j):
-        """Take job ``j`` off the list."""
-        prev = j.prev
-        nxt = j.next
-        if prev is None:
-            self.first = nxt
-        else:
-            prev.next = nxt
-        if nxt is None:
-            self.last = prev
-        else:
-            nxt.prev = prev
-        j.prev = None
-        j.next = None
+        """Take job ``j`` off the stage: off the chain, and ``gone``."""
+        self.chain.unlink(j.link)
         j.gone = True
         self.count -= 1
+
+    @cython.locals(ch=Chain, k=cython.Py_ssize_t)
+    def after(self, j):
+        """The job after job ``j`` on the chain, or None (its links read in place)."""
+        ch = self.chain
+        k = ch.nxt[j.link]
+        return None if k < 0 else cython.cast(Job, ch.items[k])
 
     @cython.locals(k=Job)
     def remove_job(self, j):
         k = self.queued
         while k is not None and k is not j:
-            k = k.next
+            k = self.after(k)
         if k is not None:  # queued
             if j is self.queued:
-                self.queued = j.next
+                self.queued = self.after(j)
             self.unlink(j)
         else:  # in service
             self.unlink(j)
             self.running -= 1
             self.fill()
 
-    @cython.locals(j=Job)
     def listed(self):
-        out = []
-        j = self.first
-        while j is not None:
-            out.append(j)
-            j = j.next
-        return out
+        return self.chain.listed()
 
     @cython.locals(j=Job)
     def finishing(self, jid):
@@ -360,21 +343,19 @@ class FifoStage(Stage):
     def busy(self):
         return self.running
 
-    @cython.locals(i=cython.Py_ssize_t, j=Job)
+    @cython.locals(i=cython.Py_ssize_t, j=Job, k=cython.Py_ssize_t)
     def work_left(self):
         """The work left on the stage: in service, what is left of each job's (in the order
         they started), then the queued jobs' (in queue order)."""
         now = self.sim.now
         total = -0.0
         i = 0
-        j = self.first
-        while j is not None:
+        for j in self.chain.listed():
             if i < self.running:
                 total += max(j.started + j.work - now, 0.0)
             else:
                 total += j.work
             i += 1
-            j = j.next
         return total
 
 
