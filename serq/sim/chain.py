@@ -1,3 +1,4 @@
+# cython: boundscheck=False, wraparound=False
 """Items kept in the order they came in, appended at the end and taken out from anywhere:
 the run's live sessions (``RunState.live_chain``; interpreter.md §5, the sessions alive in
 arrival order) and a fifo stage's jobs (``FifoStage.chain``; §7.1, those in service first,
@@ -10,7 +11,8 @@ The links are the chain's, not the items' (the item keeps its slot, ``Session.li
 ``Job.link``): compiled, a session and a job stay final classes with their own free lists
 (Cython gives a subclass of a shared ``Link`` class none: every session and job would cost an
 allocator call and its release, about 9 % more instructions on M/M/1, measured), and the links
-are C arrays that hold no object and need no reference counting.
+are C arrays that hold no object and need no reference counting. (The slots are always in
+range: compiled, ``items`` is indexed without bounds checks, the directive above.)
 """
 from __future__ import annotations
 
@@ -47,8 +49,6 @@ class Chain:
             PyMem_Free(self.prv)
             PyMem_Free(self.nxt)
 
-    @cython.boundscheck(False)
-    @cython.wraparound(False)
     @cython.locals(k=cython.Py_ssize_t, last=cython.Py_ssize_t)
     def append(self, x):
         """Put ``x`` last; its slot (the caller keeps it, for ``unlink``)."""
@@ -71,11 +71,12 @@ class Chain:
         self.last = k
         return k
 
-    @cython.locals(cap=cython.Py_ssize_t, p=cython.p_Py_ssize_t, n=cython.p_Py_ssize_t)
     def grow(self):
         """Room for more slots: twice as many (at least 16)."""
         cap = 2 * self.cap if self.cap else 16
         if cython.compiled:
+            p: cython.p_Py_ssize_t
+            n: cython.p_Py_ssize_t
             p = cython.cast(cython.p_Py_ssize_t,
                             PyMem_Realloc(self.prv, cap * cython.sizeof(cython.Py_ssize_t)))
             if p == cython.NULL:
@@ -92,8 +93,6 @@ class Chain:
         self.cap = cap
         return 0
 
-    @cython.boundscheck(False)
-    @cython.wraparound(False)
     @cython.locals(p=cython.Py_ssize_t, n=cython.Py_ssize_t)
     def unlink(self, k):
         """Take the item in slot ``k`` out; the slot becomes free."""

@@ -310,9 +310,9 @@ class FifoStage(Stage):
 
     @cython.locals(ch=Chain, k=cython.Py_ssize_t)
     def after(self, j):
-        """The job after job ``j`` on the chain, or None (its links read in place)."""
+        """The job after job ``j`` on the chain, or None."""
         ch = self.chain
-        k = ch.nxt[j.link]
+        k = ch.after(j.link)
         return None if k < 0 else cython.cast(Job, ch.items[k])
 
     @cython.locals(k=Job)
