@@ -296,7 +296,7 @@ class FifoStage(Stage):
 
     @cython.locals(j=Job)
     def finish(self, jid, epoch):
-        j = cython.cast(Job, jid)  # the job itself (start; unchecked: a fifo posts only jobs)
+        j = jid  # the job itself (start)
         if j.gone:  # taken away (remove_job)
             return
         self.unlink(j)
@@ -316,7 +316,7 @@ class FifoStage(Stage):
         """The job after job ``j`` on the chain, or None."""
         ch = self.chain
         k = ch.after(j.link)
-        return None if k < 0 else cython.cast(Job, ch.items[k])
+        return None if k < 0 else ch.items[k]
 
     @cython.locals(k=Job)
     def remove_job(self, j):
