@@ -19,7 +19,8 @@ cdef double ALPHA, BETA
 
 @cython.final
 cdef class Job:
-    cdef public object id
+    cdef public Py_ssize_t id     # a C number: only a stage that keeps a map of its jobs by
+                                  # id (step, shared) makes an int object of it
     cdef public object owner
     cdef public double work
     cdef public str mode
@@ -66,8 +67,8 @@ cdef class Stage:
     cpdef double est_rho(self)
     cpdef void settle(self, bint pending_now)
     cpdef void iter_end(self, object epoch)
-    cpdef present(self)
-    cpdef busy(self)
+    cpdef Py_ssize_t present(self)  # (C numbers: the gauges' `queue`/`busy` read no int object)
+    cpdef Py_ssize_t busy(self)
     cpdef work_left(self)
 
 
@@ -84,6 +85,8 @@ cdef class FifoStage(Stage):
     cpdef void start(self, Job j)
     cpdef void finish(self, object jid, object epoch)
     cdef void unlink(self, Job j)
+    cpdef Py_ssize_t present(self)
+    cpdef Py_ssize_t busy(self)
     @cython.locals(ch=Chain, k=Py_ssize_t)
     cdef Job after(self, Job j)
 
@@ -109,6 +112,8 @@ cdef class PsStage(Stage):
     cpdef void settle(self, bint pending_now)
     cdef void reschedule(self)
     cdef void advance(self, double now)
+    cpdef Py_ssize_t present(self)
+    cpdef Py_ssize_t busy(self)
     cpdef void finish(self, object jid, object epoch)
     @cython.locals(k=Job)
     cdef void leave(self, Job j)
@@ -125,8 +130,3 @@ cdef int push_tag(PsStage st, Job j) except -1
 @cython.locals(items=Slots, end=Py_ssize_t, first=Job, last=Slot, pos=Py_ssize_t,
                child=Py_ssize_t)
 cdef Job top_tag(PsStage st)
-
-
-cdef class DelayStage(Stage):
-    cpdef void add_job(self, object owner, double work, str mode, object growing)
-    cpdef void finish(self, object jid, object epoch)

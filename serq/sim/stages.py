@@ -45,7 +45,6 @@ NAN = float("nan")
 
 @cython.final
 @cython.freelist(64)
-@cython.trashcan(True)
 @cython.cclass
 class Job:
     """A job on a stage. ``Stage.new_job`` makes every one and sets its fields (compiled: C
@@ -56,9 +55,9 @@ class Job:
 
     Compiled, a job is one of the few objects a run makes per event: a free list keeps the
     memory of 64 ended ones for the next (no allocator call, and a reused object does not
-    count towards the cyclic collector's next pass, as a new one does). The trashcan lets
-    a long fifo list be freed without a C recursion as deep as the list (the interpreter's
-    own objects have it)."""
+    count towards the cyclic collector's next pass, as a new one does). Its ``id`` is a C
+    number: no int object per job. No trashcan: jobs do not refer to each other (a fifo's
+    chain links their slots), so freeing one never recurses into another."""
     __slots__ = ("id", "owner", "work", "mode", "growing", "enqueued", "started", "tag",
                  "gone", "decode", "link", "mark", "kv", "kv1", "gent", "dge", "tok")
 
@@ -107,16 +106,15 @@ class Stage:
         self.num_avg.set(now, n)
         self.busy_avg.set(now, 1 if n else 0)
 
-    @cython.locals(j=Job, t=cython.double, o=Session, jid=object)
+    @cython.locals(j=Job, t=cython.double, o=Session)
     def new_job(self, owner, work, mode, growing):
         """A new job of ``work`` on this stage, its owner (when it has one) waiting in it;
-        in ``jobs`` unless the stage keeps its jobs itself (a fifo)."""
+        in ``jobs`` unless the stage keeps its jobs itself (a fifo, a delay, a ps stage)."""
         sim = self.sim
         j = Job.__new__(Job)
-        jid = sim.next_job  # (compiled: one int object, for the field and the key)
+        j.id = sim.next_job
         sim.next_job += 1
         t = sim.now
-        j.id = jid
         j.owner = owner
         j.work = work
         j.mode = mode
@@ -125,7 +123,7 @@ class Stage:
         j.started = t
         j.tag = 0.0
         if self.jobs is not None:
-            self.jobs[jid] = j
+            self.jobs[j.id] = j
         if owner is not None:
             o = owner
             o.status = IN_STAGE
@@ -235,7 +233,10 @@ class Stage:
 
 @cython.cclass
 class FifoStage(Stage):
-    """``fifo(c)`` (§7.1): ``c`` servers, one queue served in arrival order.
+    """``fifo(c)`` (§7.1): ``c`` servers, one queue served in arrival order; and ``delay``
+    (§7.3), every job started as it comes and finished after its work: a fifo stage whose
+    servers are never all busy (the same events, statistics and stage functions: wait 0,
+    ``busy`` and ``queue`` the jobs present, ``work`` what is left of theirs).
 
     The jobs are on ``chain`` in the order they came in (``jobs`` is None; a job's ``link``
     its slot there): the first ``running`` are in service, and ``queued`` is the first that
@@ -249,8 +250,10 @@ class FifoStage(Stage):
     def __init__(self, sim, index, decl):
         super().__init__(sim, index, decl)
         self.jobs = None
-        # a count beyond any number of jobs (fifo(1e300)) means the same: kept within a C size
-        self.servers = min(decl.kind.servers, sys.maxsize)
+        # a count beyond any number of jobs (fifo(1e300), a delay) means the same: kept
+        # within a C size
+        k = decl.kind
+        self.servers = min(k.servers, sys.maxsize) if type(k) is T.Fifo else sys.maxsize
         self.running = 0
         self.count = 0
         self.chain = Chain()
@@ -313,7 +316,7 @@ class FifoStage(Stage):
         """The job after job ``j`` on the chain, or None."""
         ch = self.chain
         k = ch.after(j.link)
-        return None if k < 0 else cython.cast(Job, ch.items[k])
+        return None if k < 0 else ch.items[k]
 
     @cython.locals(k=Job)
     def remove_job(self, j):
@@ -598,42 +601,15 @@ def top_tag(st):
     return None
 
 
-@cython.cclass
-class DelayStage(Stage):
-    @cython.locals(j=Job)
-    def add_job(self, owner, work, mode, growing):
-        j = self.new_job(owner, work, mode, growing)
-        sim = self.sim
-        post(sim, sim.now + work, EV_FINISH, self.index, j.id, None)
-
-    @cython.locals(j=Job)
-    def finish(self, jid, epoch):
-        j = self.jobs.pop(jid, None)
-        if j is not None:
-            self.job_done(j)
-
-    def remove_job(self, j):
-        del self.jobs[j.id]
-
-    def work_left(self):
-        now = self.sim.now
-        total = -0.0
-        for j in self.jobs.values():
-            total += max(j.started + j.work - now, 0.0)
-        return total
-
-
 def make_stage(sim, index, decl):
     k = type(decl.kind)
     if index in sim.shared_stage_set():
         from serq.sim.flows import SharedStage
         return SharedStage(sim, index, decl)
-    if k is T.Fifo:
+    if k is T.Fifo or k is T.Delay:
         return FifoStage(sim, index, decl)
     if k is T.Ps:
         return PsStage(sim, index, decl)
-    if k is T.Delay:
-        return DelayStage(sim, index, decl)
     from serq.sim.step import StepStage
     return StepStage(sim, index, decl)
 
