@@ -74,6 +74,15 @@ def trashcan(on=True):
     return _same
 
 
+def boundscheck(flag):
+    """`@cython.boundscheck(False)`: C indexing without the bounds check (no-op here; so is
+    `@cython.wraparound(False)`, no negative indices)."""
+    return _same
+
+
+wraparound = boundscheck
+
+
 def exceptval(value=None, check=True):
     """`@cython.exceptval(value, check=True)`: the C value that signals an exception from a
     typed function (no-op here)."""

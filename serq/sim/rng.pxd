@@ -23,19 +23,19 @@ cdef class Rng:
 
     cdef _refill(self)
     cdef unsigned int[::1] _ints(self)
-    cdef double _f64_slow(self)
+    cdef double _f64_slow(self) except? -1.0
     cdef unsigned int _u32_slow(self)
     cdef unsigned long long _u64_slow(self)
-    cpdef double random_f64(self)
+    cpdef double random_f64(self) except? -1.0
     cpdef unsigned int next_u32(self)
     cpdef unsigned long long next_u64(self)
 
 
 cpdef double _ieee_div(double a, double b)
-cpdef double sample_exp(Rng rng, double mean)
-cpdef double sample_uniform(Rng rng, double a, double b)
+cpdef double sample_exp(Rng rng, double mean) except? -1.0
+cpdef double sample_uniform(Rng rng, double a, double b) except? -1.0
 cpdef unsigned long long erlang_k(double k)
-cpdef double sample_erlang(Rng rng, double k, double m)
-cpdef double sample_h2(Rng rng, double m, double c2)
-cpdef double sample_bernoulli(Rng rng, double p)
-cpdef double poisson_gap(Rng rng, double rate)
+cpdef double sample_erlang(Rng rng, double k, double m) except? -1.0
+cpdef double sample_h2(Rng rng, double m, double c2) except? -1.0
+cpdef double sample_bernoulli(Rng rng, double p) except? -1.0
+cpdef double poisson_gap(Rng rng, double rate) except? -1.0
