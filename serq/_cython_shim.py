@@ -56,14 +56,6 @@ class _CType:
 bint = int = long = uint = ulonglong = longlong = double = Py_ssize_t = void = _CType()  # noqa: A001
 
 
-def boundscheck(flag):
-    """`@cython.boundscheck(False)`: a function's indexing unchecked (no-op here)."""
-    return _same
-
-
-wraparound = boundscheck  # `@cython.wraparound(False)`: no negative indices (no-op here)
-
-
 def freelist(n):
     """`@cython.freelist(n)`: a free list of n objects for a cclass (no-op here)."""
     return _same
