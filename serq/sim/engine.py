@@ -408,8 +408,9 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
 # Python's protocol on every call); interpreted, a call of either costs the same.
 
 @cython.cfunc
+@cython.exceptval(-1)
 @cython.locals(sim=RunState, i=cython.Py_ssize_t, gap=cython.double)
-def next_arrival(sim):
+def next_arrival(sim) -> cython.int:
     """At an arrival (§3.2), schedule the next one unless the arrivals limit is reached with
     this one: the replayed trace's next time, or now plus a gap of the arrival process."""
     limit = sim.limit
@@ -425,6 +426,7 @@ def next_arrival(sim):
         else:
             gap = renewal_gap(sim)
         post(sim, sim.now + gap, ARRIVE, None, None, None)
+    return 0
 
 
 @cython.cfunc
@@ -441,19 +443,21 @@ def renewal_gap(sim) -> cython.double:
 
 
 @cython.cfunc
-@cython.locals(sim=RunState, heap=list, pending_now=cython.bint, stages=list,
-               i=cython.Py_ssize_t)
-def settle_state(sim):
+@cython.exceptval(-1)
+@cython.locals(sim=RunState, ready=ReadyQueue, heap=list, pending_now=cython.bint,
+               stages=list, i=cython.Py_ssize_t, compiled=cython.bint)
+def settle_state(sim, compiled=cython.compiled) -> cython.int:
     """The state's part of the settle (§4): run the ready sessions and admit on the pools
     until neither has anything left to do; then start the step iterations and reschedule the
     ps stages, and recompute the shared stages' rates. In a program without pools, settling
     stages or flows (``settle_simple``), only ``run_ready`` has anything to do: the loop
-    calls it alone then."""
+    calls it alone then. ``compiled`` is ``run_ready``'s: the queue's C fields are tested
+    compiled (its truth goes through Python's protocol), its truth interpreted."""
     ready = sim.ready
     while True:
         run_ready(sim)
         visit_active_pools(sim, True)
-        if not ready:
+        if not ((ready.head < ready.tail) if compiled else ready):
             break
     if HEAPQ:
         heap = sim.heap
@@ -469,11 +473,13 @@ def settle_state(sim):
             st.settle(pending_now)
     if sim.flows_dirty:
         sim.recompute_flows()
+    return 0
 
 
 @cython.cfunc
+@cython.exceptval(-1)
 @cython.locals(sim=RunState, s=Session, ready=ReadyQueue, compiled=cython.bint)
-def run_ready(sim, compiled=cython.compiled):
+def run_ready(sim, compiled=cython.compiled) -> cython.int:
     """Execute the sessions of the ready queue, in order, each until it blocks (one may be
     in the queue twice, or no longer ready: it is skipped then). Compiled, the queue is a
     ``ready.ReadyQueue``: ``popleft`` is a C call, and the loop tests its C fields (its truth
@@ -485,12 +491,14 @@ def run_ready(sim, compiled=cython.compiled):
         s = ready.popleft()
         if s.status == 0:  # READY
             execute(sim, s)
+    return 0
 
 
 @cython.cfunc
+@cython.exceptval(-1)
 @cython.locals(sim=RunState, settling=cython.bint, active=list, i=cython.Py_ssize_t,
                pl=PoolCore)
-def visit_active_pools(sim, settling):
+def visit_active_pools(sim, settling) -> cython.int:
     """The settle's (or "admit all"'s) pass over the pools, in declaration order, over the
     active ones (all of them but in programs with pool arrays, see
     ``PoolOps.init_active_pools``): a pool activated meanwhile is visited if it comes later
@@ -510,11 +518,13 @@ def visit_active_pools(sim, settling):
         if i >= len(active) or active[i] is not pl:  # activated before pl: it moved
             i = active.index(pl)
         i += 1
+    return 0
 
 
 @cython.cfunc
+@cython.exceptval(-1)
 @cython.locals(sim=RunState, now=cython.double, stages=list, pools=list, i=cython.Py_ssize_t)
-def record(sim):
+def record(sim) -> cython.int:
     """Record the time averages at the end of a settle (§12.1): live, every stage's, every
     active pool's (a pool not active yet holds 0 in each: nothing to record). Compiled, the
     lists are indexed in C and their items cast unchecked (each is a ``Stage``, a
@@ -533,12 +543,14 @@ def record(sim):
             st.record(now)
         for pl in pools:
             pl.record(now)
+    return 0
 
 
 @cython.cfunc
+@cython.exceptval(-1)
 @cython.locals(sim=RunState, fns=list, points=list, k=cython.Py_ssize_t, times=list,
-               values=list, now=cython.double, v=cython.double, g=Expr)
-def read_gauges(sim):
+               values=list, now=cython.double, v=cython.double, last=cython.double, g=Expr)
+def read_gauges(sim) -> cython.int:
     """Read the gauges (interpreter.md §11) in the state the finished instant left: a value
     is kept with its time when it differs from the last one kept (``same_value``), and a
     second reading at one time replaces the first (dropped if it equals the one before).
@@ -556,7 +568,8 @@ def read_gauges(sim):
             v = g.ev(na)
         else:
             v = fns[k].ev(na)
-        if times and times[-1] == now:
+        last = times[-1] if times else math.nan  # compiled: C doubles compared, no float made
+        if last == now:
             values[-1] = v
             if len(values) >= 2 and same_value(values[-2], v):
                 times.pop()
@@ -564,6 +577,7 @@ def read_gauges(sim):
         elif not values or not same_value(values[-1], v):
             times.append(now)
             values.append(v)
+    return 0
 
 
 @cython.cfunc

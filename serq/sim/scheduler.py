@@ -20,7 +20,10 @@ What an event is depends on the engine, the order never does:
   time, as in a tuple), and the sift is heapq's step for step, so both engines pop the same
   events in the same order. The sifts move the slots' pointers in C; the list never
   shrinks (the slots past ``pending`` hold None), so it is not reallocated as it would be
-  by a pop and a push every event.
+  by a pop and a push every event. The event ``pop_until`` returns is kept as the
+  scheduler's ``spare``, and the next ``post`` fills that object in again instead of making a
+  new one: the loop takes an event's fields before it handles the event (it schedules
+  nothing before), so a run makes one Event object per pending event, not one per event.
 
 ``TUPLES`` says which: the engine's loop reads it, not its own mode, as a module that
 cimports a changed module runs interpreted beside a compiled scheduler (``serq.compiled``).
@@ -148,7 +151,8 @@ def pop_until(sched, horizon):
     items[n] = cython.cast(cython.pointer(PyObject), None)
     if n > 0:
         sift_up(items, n, 0)
-    Py_DECREF(first)   # the slot's reference (``first`` holds its own)
+    sched.spare = first  # for the next post to fill in (the module's docstring)
+    Py_DECREF(first)     # the slot's reference (``first`` holds its own)
     return first
 
 
@@ -185,6 +189,7 @@ class Scheduler:
         self.now = 0.0
         self.heap = []
         self.pending = 0  # compiled: the events are the heap's first ``pending`` slots
+        self.spare = None  # compiled: the last event popped, the next post's object
         self.seq = 0
         self.events = 0
 
@@ -202,7 +207,11 @@ def post(sched, t, kind, x, y, z):
     if not cython.compiled:  # TUPLES
         heappush(sched.heap, (t, sched.seq, kind, x, y, z))
     else:
-        ev = Event.__new__(Event)
+        ev = sched.spare
+        if ev is None:
+            ev = Event.__new__(Event)
+        else:
+            sched.spare = None
         ev.t = t
         ev.seq = sched.seq
         ev.kind = kind
