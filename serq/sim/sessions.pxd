@@ -5,6 +5,8 @@
 # observers (monitors.py, hooks.py, serq/claims, tests) read them.
 
 cimport cython
+from cpython.object cimport PyObject
+ctypedef PyObject* Borrowed  # an object pointer without a reference of its own (recycled)
 from serq.sim.observations cimport Observations
 
 
@@ -40,11 +42,22 @@ cdef class Session:
 cdef Py_ssize_t LOOP_SPIN_LIMIT
 cdef double U64_MAX
 cdef Py_ssize_t SPARE_MAX
+cdef Py_ssize_t SPARE_PROBES
 cdef list EMPTY
 
 cdef unsigned int u32(double x) noexcept
-cdef Session new_session(Py_ssize_t serial, Py_ssize_t nattrs, list ops, list spare=*)
-cdef Session recycled(list spare, Py_ssize_t nattrs)
+
+# the run's last ended sessions, for new_session to recycle (compiled only)
+@cython.final
+cdef class Spare:
+    cdef list slots
+    cdef Py_ssize_t at
+    cdef keep(self, Session s)
+
+cdef Session new_session(Py_ssize_t serial, Py_ssize_t nattrs, list ops, Spare spare=*)
+@cython.locals(i=Py_ssize_t, k=Py_ssize_t, j=Py_ssize_t, s=Session, fr=list, a=list,
+               slots=list, old=Borrowed, zero=object)
+cdef Session recycled(Spare spare, Py_ssize_t nattrs)
 cdef enter_block(Session s, list fr)
 
 

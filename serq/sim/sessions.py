@@ -28,7 +28,9 @@ from serq.sim.fmt import display as show_num
 # the clock, the counters and the ready queue from the struct (state.pxd); the ops evaluate
 # their expressions' nodes (`Expr`) with C calls (exprnodes.pxd)
 if cython.compiled:
-    from cython.cimports.cpython.ref import Py_REFCNT
+    from cython.cimports.cpython.list import PyList_GET_ITEM, PyList_SET_ITEM
+    from cython.cimports.cpython.object import PyObject
+    from cython.cimports.cpython.ref import Py_INCREF, Py_REFCNT, Py_XDECREF
     from cython.cimports.serq.sim.exprnodes import Expr
     from cython.cimports.serq.sim.observations import Observations
     from cython.cimports.serq.sim.stages import Stage
@@ -92,7 +94,7 @@ def new_session(serial, nattrs, ops, spare=None):
     instead of a new object (issue 10: a session's allocation and freeing, with its
     attributes' list, cost about a fifth of an M/M/1 event). Invisible: an object that only
     the run's list holds can be reached by nobody."""
-    if not spare or (s := recycled(spare, nattrs)) is None:
+    if spare is None or (s := recycled(spare, nattrs)) is None:
         s = Session.__new__(Session)
         s.attrs = [0.0] * nattrs
     s.serial = serial
@@ -105,59 +107,85 @@ def new_session(serial, nattrs, ops, spare=None):
     return s
 
 
-SPARE_MAX = 16  # the ended sessions a run keeps for recycling, at most
+SPARE_MAX = 64  # the ended sessions a run keeps for recycling (a power of 2)
+SPARE_PROBES = 4  # how many of the oldest of them new_session looks at (recycled)
+
+
+@cython.final
+@cython.cclass
+class Spare:
+    """Compiled only: the run's last ``SPARE_MAX`` ended sessions, a ring of ``slots`` in the
+    order they ended (``keep``); ``at`` is the oldest's (the next to be replaced), which
+    ``recycled`` takes when nothing else holds it any more. The oldest: a session just
+    ended is often still held for a while (the run's ``cur``, a finished ps job that its
+    stage drops later), one that ended ``SPARE_MAX`` ends ago seldom is."""
+
+    def __init__(self):
+        self.slots = [None] * SPARE_MAX
+        self.at = 0
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def keep(self, s):
+        """``s`` ended: kept in the oldest's slot (which is dropped)."""
+        self.slots[self.at] = s
+        self.at = (self.at + 1) & (SPARE_MAX - 1)
 
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-@cython.locals(n=cython.Py_ssize_t, i=cython.Py_ssize_t, j=cython.Py_ssize_t, s=Session,
-               fr=list, a=list)
 def recycled(spare, nattrs):
-    """Compiled only: one of the last two ended sessions of ``spare`` that nothing else holds
-    (its references: ``spare``'s and this function's), taken off ``spare`` and set back to
-    how a new session starts (the class's start values, and its ``nattrs`` attributes 0.0:
-    its own list kept when nothing else holds that either; ``new_session`` sets the rest),
-    or None. The last two: the last one ended is often still the run's ``cur``."""
-    n = len(spare)
-    i = n - 1
-    while i >= 0 and i >= n - 2:
-        s = spare[i]
-        if Py_REFCNT(s) == 2:
-            if i < n - 1:
-                spare[i] = spare[n - 1]
-            spare.pop()
-            a = s.attrs
-            if Py_REFCNT(a) == 2:  # (its and a's)
-                for j in range(nattrs):
-                    a[j] = 0.0
-            else:
-                s.attrs = [0.0] * nattrs
-            s.pc = 0
-            fr = s.frames
-            if fr is not None and (fr or Py_REFCNT(fr) != 2):  # (its and fr's)
-                s.frames = None  # (an emptied list that only it holds is kept)
-            if s.job is not None:
-                s.job = None
-            if s.stage is not None:
-                s.stage = None
-            if s.pending is not None:
-                s.pending = None
-            if s.queued_pool is not None:
-                s.queued_pool = None
-            if s.trace_turns is not None:
-                s.trace_turns = None
-            s.trace_pos = 0
-            s.script = False
-            s.stuck = False
-            if s.last_token is not None:
-                s.last_token = None
-            s.spins = 0
-            s.spin_time = 0.0
-            if s.grow is not None:
-                s.grow = None
-            return s
-        i -= 1
-    return None
+    """Compiled only: one of the oldest ``SPARE_PROBES`` sessions of ``spare`` that nothing
+    else holds (its references: ``spare``'s and this function's), the oldest such, taken
+    off ``spare`` and set back to how a new session starts (the class's start values, and
+    its ``nattrs`` attributes 0.0: its own list kept when nothing else holds that either;
+    ``new_session`` sets the rest), or None. More than the oldest: arrivals in a row take
+    the oldest slots one after the other, and a few sessions are held longer than others."""
+    slots = spare.slots
+    i = spare.at
+    for k in range(SPARE_PROBES):
+        s = slots[i]
+        if s is not None and Py_REFCNT(s) == 2:
+            break
+        i = (i + 1) & (SPARE_MAX - 1)
+    else:
+        return None
+    slots[i] = None
+    a = s.attrs
+    if Py_REFCNT(a) == 2:  # (its and a's): each slot 0.0, stored where it is not already
+        zero = 0.0
+        for j in range(nattrs):
+            old = PyList_GET_ITEM(a, j)
+            if old != cython.cast(cython.pointer[PyObject], zero):
+                Py_INCREF(zero)
+                PyList_SET_ITEM(a, j, zero)  # (takes the reference: the old one dropped below)
+                Py_XDECREF(old)
+    else:
+        s.attrs = [0.0] * nattrs
+    s.pc = 0
+    fr = s.frames
+    if fr is not None and (fr or Py_REFCNT(fr) != 2):  # (its and fr's)
+        s.frames = None  # (an emptied list that only it holds is kept)
+    if s.job is not None:
+        s.job = None
+    if s.stage is not None:
+        s.stage = None
+    if s.pending is not None:
+        s.pending = None
+    if s.queued_pool is not None:
+        s.queued_pool = None
+    if s.trace_turns is not None:
+        s.trace_turns = None
+    s.trace_pos = 0
+    s.script = False
+    s.stuck = False
+    if s.last_token is not None:
+        s.last_token = None
+    s.spins = 0
+    s.spin_time = 0.0
+    if s.grow is not None:
+        s.grow = None
+    return s
 
 
 def enter_block(s, fr):
@@ -329,8 +357,8 @@ def end_session(self: RunState, s: Session):
     self.live -= 1
     if self.warm:
         self.ended += 1
-    if cython.compiled and len(self.spare) < SPARE_MAX:
-        self.spare.append(s)  # for new_session
+    if cython.compiled:
+        self.spare.keep(s)  # for new_session
     if self.closed:
         spawn(self)
 
@@ -400,7 +428,7 @@ class SessionOps:
         self.session_ops = self.block(p.session, "session")
         self.closed = type(p.arrival) is T.Closed and self.replay is None
         self.live_first = self.live_last = None
-        self.spare = [] if cython.compiled else None  # ended sessions (new_session)
+        self.spare = Spare() if cython.compiled else None  # ended sessions (new_session)
         self.slot_serial = p.slot_serial
         if type(p.arrival) is T.Renewal:
             self.renewal_fn = self.ex.expr(p.arrival.gap, "arrival")  # a node (engine)

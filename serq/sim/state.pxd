@@ -5,7 +5,7 @@
 
 from serq.sim.scheduler cimport Scheduler
 from serq.sim.ready cimport ReadyQueue
-from serq.sim.sessions cimport Session
+from serq.sim.sessions cimport Session, Spare
 from serq.sim.stats cimport TimeAvg
 from serq.sim.rng cimport Rng
 from serq.sim.context cimport Context  # step: the context variables as C doubles
@@ -70,7 +70,7 @@ cdef class RunState(Scheduler):
     cdef public Session live_first    # the live sessions, linked in arrival order (Session.older,
     cdef public Session live_last     # .newer): spawn links, end_session unlinks
     cdef public Py_ssize_t slot_serial  # the program's slot_serial, as a C number
-    cdef public list spare            # compiled: ended sessions, for new_session to recycle
+    cdef public Spare spare           # compiled: ended sessions, for new_session to recycle
     cdef public object renewal_fn
     # flows.FlowOps
     cdef public dict flows
