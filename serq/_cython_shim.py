@@ -67,12 +67,13 @@ def trashcan(on=True):
 
 
 def boundscheck(flag):
-    """`@cython.boundscheck(False)`: C indexing without the bounds check (no-op here; so is
-    `@cython.wraparound(False)`, no negative indices)."""
+    """`@cython.boundscheck(False)`: C indexing without the bounds check (no-op here; so are
+    `@cython.wraparound(False)`, no negative indices, and `@cython.initializedcheck(False)`,
+    no check that a memoryview is set)."""
     return _same
 
 
-wraparound = boundscheck
+wraparound = initializedcheck = boundscheck
 
 
 def exceptval(value=None, check=True):

@@ -592,6 +592,7 @@ class Cond(Expr):
 # -- draws: a sampler of rng.py on the expression's stream, its arguments evaluated first (in
 # order); constant arguments are held as numbers
 
+@cython.final
 @cython.cclass
 class ExpK(Expr):
     def __init__(self, rng, m):
@@ -604,6 +605,7 @@ class ExpK(Expr):
         return sample_exp(self.r, self.m)
 
 
+@cython.final
 @cython.cclass
 class Exp(Expr):
     def __init__(self, rng, m):
@@ -616,6 +618,7 @@ class Exp(Expr):
         return sample_exp(self.r, self.x.ev(a))
 
 
+@cython.final
 @cython.cclass
 class UniformK(Expr):
     def __init__(self, rng, lo, hi):
@@ -629,6 +632,7 @@ class UniformK(Expr):
         return sample_uniform(self.r, self.lo, self.hi)
 
 
+@cython.final
 @cython.cclass
 class Uniform(Expr):
     def __init__(self, rng, lo, hi):
@@ -644,6 +648,7 @@ class Uniform(Expr):
         return sample_uniform(self.r, x, self.y.ev(a))
 
 
+@cython.final
 @cython.cclass
 class BernoulliK(Expr):
     def __init__(self, rng, p):
@@ -656,6 +661,7 @@ class BernoulliK(Expr):
         return sample_bernoulli(self.r, self.p)
 
 
+@cython.final
 @cython.cclass
 class Bernoulli(Expr):
     def __init__(self, rng, p):
@@ -668,6 +674,7 @@ class Bernoulli(Expr):
         return sample_bernoulli(self.r, self.x.ev(a))
 
 
+@cython.final
 @cython.cclass
 class H2K(Expr):
     def __init__(self, rng, m, c2):
@@ -681,6 +688,7 @@ class H2K(Expr):
         return sample_h2(self.r, self.m, self.c2)
 
 
+@cython.final
 @cython.cclass
 class H2(Expr):
     def __init__(self, rng, m, c2):
@@ -696,6 +704,7 @@ class H2(Expr):
         return sample_h2(self.r, x, self.y.ev(a))
 
 
+@cython.final
 @cython.cclass
 class Erlang(Expr):
     """``~erlang(k, m)``: ``rng.sample_erlang``, refused past ``ERLANG_LIMIT`` phases (each

@@ -34,7 +34,7 @@ cdef class Rng:
 cpdef double _ieee_div(double a, double b)
 cpdef double sample_exp(Rng rng, double mean) except? -1.0
 cpdef double sample_uniform(Rng rng, double a, double b) except? -1.0
-cpdef unsigned long long erlang_k(double k)
+cpdef unsigned long long erlang_k(double k) noexcept
 cpdef double sample_erlang(Rng rng, double k, double m) except? -1.0
 cpdef double sample_h2(Rng rng, double m, double c2) except? -1.0
 cpdef double sample_bernoulli(Rng rng, double p) except? -1.0

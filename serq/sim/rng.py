@@ -186,7 +186,7 @@ _QR = ((0, 4, 8, 12), (1, 5, 9, 13), (2, 6, 10, 14), (3, 7, 11, 15),
 @cython.wraparound(False)
 @cython.locals(M=cython.uint, t=cython.uint, r=cython.Py_ssize_t, g=cython.Py_ssize_t,
                j=cython.Py_ssize_t, k=cython.Py_ssize_t, o=cython.Py_ssize_t,
-               c=cython.ulonglong, s=cython.uint[::1], out=cython.uint[::1],
+               c=cython.ulonglong, s=cython.uint[::1], s0=cython.uint[::1], out=cython.uint[::1],
                x0=cython.uint, x1=cython.uint, x2=cython.uint, x3=cython.uint,
                x4=cython.uint, x5=cython.uint, x6=cython.uint, x7=cython.uint,
                x8=cython.uint, x9=cython.uint, x10=cython.uint, x11=cython.uint,
@@ -208,13 +208,18 @@ def _py_words(key: cython.uint[::1], counter: cython.ulonglong,
     M = 0xFFFFFFFF   # M32, a C constant here: the C compiler then sees the rotations
     out = _u32_buffer(16 * nblocks)
     s = _u32_buffer(64)
+    s0 = _u32_buffer(64)     # the input state of the 4 lanes: the counter rows change
+    for j in range(4):
+        s0[j], s0[4 + j], s0[8 + j], s0[12 + j] = _C0, _C1, _C2, _C3
+        for k in range(8):
+            s0[16 + 4 * k + j] = key[k]
+        s0[56 + j], s0[60 + j] = 0, 0
     for g in range(0, nblocks, 4):
         for j in range(4):
             c = (counter + g + j) & M64
-            s[j], s[4 + j], s[8 + j], s[12 + j] = _C0, _C1, _C2, _C3
-            for k in range(8):
-                s[16 + 4 * k + j] = key[k]
-            s[48 + j], s[52 + j], s[56 + j], s[60 + j] = c & M, (c >> 32) & M, 0, 0
+            s0[48 + j], s0[52 + j] = c & M, (c >> 32) & M
+        for k in range(64):
+            s[k] = s0[k]
         for r in range(6):  # 12 rounds = 6 double rounds
             for j in range(4):
                 x0, x1, x2, x3 = s[0 + j], s[4 + j], s[8 + j], s[12 + j]
@@ -257,16 +262,12 @@ def _py_words(key: cython.uint[::1], counter: cython.ulonglong,
                 s[16 + j], s[20 + j], s[24 + j], s[28 + j] = x4, x5, x6, x7
                 s[32 + j], s[36 + j], s[40 + j], s[44 + j] = x8, x9, x10, x11
                 s[48 + j], s[52 + j], s[56 + j], s[60 + j] = x12, x13, x14, x15
-        for j in range(4):
-            c = (counter + g + j) & M64
+        for k in range(64):
+            s[k] = (s[k] + s0[k]) & M
+        for j in range(4):   # lane j is block g + j
             o = 16 * (g + j)
-            out[o], out[o + 1] = (s[j] + _C0) & M, (s[4 + j] + _C1) & M
-            out[o + 2], out[o + 3] = (s[8 + j] + _C2) & M, (s[12 + j] + _C3) & M
-            for k in range(8):
-                out[o + 4 + k] = (s[16 + 4 * k + j] + key[k]) & M
-            out[o + 12] = (s[48 + j] + (c & M)) & M
-            out[o + 13] = (s[52 + j] + ((c >> 32) & M)) & M
-            out[o + 14], out[o + 15] = s[56 + j], s[60 + j]
+            for k in range(16):
+                out[o + k] = s[4 * k + j]
     return out
 
 
@@ -582,6 +583,7 @@ class Rng:
     @cython.exceptval(-1.0, check=True)
     @cython.boundscheck(False)       # (i < _fl = len(_f) - 1, i < _wn - 1 = len(_w) - 1)
     @cython.wraparound(False)
+    @cython.initializedcheck(False)  # (_f and _w are set when _fl, _wn are not 0)
     @cython.locals(i=cython.Py_ssize_t)
     def random_f64(self) -> cython.double:
         """rand's `random::<f64>()`: (next_u64 >> 11) * 2^-53, in [0, 1)."""
@@ -704,6 +706,7 @@ def sample_uniform(rng: Rng, a: cython.double, b: cython.double) -> cython.doubl
 
 
 @cython.ccall
+@cython.exceptval(check=False)
 def erlang_k(k: cython.double) -> cython.ulonglong:
     """The number of phases of `~erlang(k, m)`: Rust `k.max(1.0) as u32` (NaN and k < 1
     give 1, a fraction is truncated, k >= 2^32 - 1 saturates to 4294967295). The
