@@ -456,7 +456,8 @@ def settle_state(sim, compiled=cython.compiled) -> cython.int:
     ready = sim.ready
     while True:
         run_ready(sim)
-        visit_active_pools(sim, True)
+        if sim.active_pools:  # (none active: the pass has nothing to visit)
+            visit_active_pools(sim, True)
         if not ((ready.head < ready.tail) if compiled else ready):
             break
     if HEAPQ:

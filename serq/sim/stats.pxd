@@ -11,7 +11,7 @@ cdef class Welford:
     cdef public double _mean
     cdef public double m2
 
-    cpdef void add(self, double x)
+    cpdef void add(self, double x) noexcept
 
 
 @cython.final

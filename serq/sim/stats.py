@@ -77,6 +77,7 @@ class Welford:
         self.m2 = 0.0
 
     @cython.ccall
+    @cython.exceptval(check=False)  # C arithmetic only, n >= 1: it cannot fail (no check)
     @cython.locals(n=cython.Py_ssize_t, d=cython.double)
     def add(self, x: cython.double) -> cython.void:
         n = self.n + 1
