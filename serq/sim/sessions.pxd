@@ -18,8 +18,8 @@ cdef class Session:
     cdef public Py_ssize_t pc     # its next one
     cdef public list frames       # [ops, pc, kind, hold] lists of the blocks entered, innermost
                                   # last; None until the first (see enter_block)
-    cdef public Session older     # the live sessions' list (arrival order): the one before,
-    cdef public Session newer     # the one after, None at the ends and once ended
+    cdef public Py_ssize_t link   # its slot on the live sessions' chain (RunState.live_chain),
+                                  # -1 once ended
     cdef public int status        # READY, QUEUED, IN_STAGE, GROWING or ENDED
     cdef public object job
     cdef public object stage
@@ -64,6 +64,7 @@ cdef enter_block(Session s, list fr)
 # SessionOps' spawning, executing and ending, as C calls for a caller holding the run typed
 # (sessions.py writes them as functions of the run; the class takes them as methods)
 from serq.sim.state cimport RunState
+from serq.sim.chain cimport Chain
 
 cpdef Session spawn(RunState self, object init=*)
 cpdef run_workload_block(RunState self, Session s, list ops)
@@ -71,7 +72,7 @@ cpdef execute(RunState self, Session s)
 cpdef end_session(RunState self, Session s)
 @cython.locals(s=Session)
 cpdef dict live_sessions(RunState self)
-@cython.locals(s=Session)
+@cython.locals(ch=Chain, k=Py_ssize_t, s=Session)
 cpdef Session live_session(RunState self, Py_ssize_t serial)
 cpdef do_turn(RunState self, Session s)
 

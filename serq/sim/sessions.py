@@ -31,12 +31,14 @@ if cython.compiled:
     from cython.cimports.cpython.list import PyList_GET_ITEM, PyList_SET_ITEM
     from cython.cimports.cpython.object import PyObject
     from cython.cimports.cpython.ref import Py_INCREF, Py_REFCNT, Py_XDECREF
+    from cython.cimports.serq.sim.chain import Chain
     from cython.cimports.serq.sim.exprnodes import Expr
     from cython.cimports.serq.sim.observations import Observations
     from cython.cimports.serq.sim.stages import Stage
     from cython.cimports.serq.sim.state import RunState
     from cython.cimports.serq.sim.states import ENDED, LOOP, PLAIN, READY
 else:
+    from serq.sim.chain import Chain
     from serq.sim.exprnodes import Expr
     from serq.sim.observations import Observations
     from serq.sim.stages import Stage
@@ -73,8 +75,7 @@ class Session:
         last_token = None
         pc = 0              # the next statement of the session block (ops)
         frames = None       # the blocks entered (enter_block)
-        older = None        # the live sessions' list (spawn, end_session)
-        newer = None
+        link = -1           # its slot on the live sessions' chain (spawn, end_session)
         spins = 0           # passes of a loop body at time spin_time (see execute)
         spin_time = 0.0
         grow = None
@@ -228,8 +229,8 @@ def u32(x):
 @cython.ccall
 @cython.locals(s=Session)
 def spawn(self: RunState, init=None) -> Session:
-    """A new session (§5.1): its serial set, its trace turns chosen, linked last in the live
-    sessions' list, its workload ``init`` run, and queued ready."""
+    """A new session (§5.1): its serial set, its trace turns chosen, last on the live
+    sessions' chain, its workload ``init`` run, and queued ready."""
     s = new_session(self.next_serial, self.nattrs, self.session_ops, self.spare)
     self.next_serial += 1
     s.attrs[self.slot_serial] = float(s.serial)
@@ -240,13 +241,7 @@ def spawn(self: RunState, init=None) -> Session:
         n = len(self.trace)
         k = s.serial % n if self.trace_ordered else self.rngs["trace"].range_u32(0, n - 1)
         s.trace_turns = self.trace[k]
-    last = self.live_last
-    if last is None:
-        self.live_first = s
-    else:
-        last.newer = s
-        s.older = last
-    self.live_last = s
+    s.link = self.live_chain.append(s)
     self.live += 1
     self.arrivals += 1
     if self.init_ops:
@@ -342,18 +337,8 @@ def end_session(self: RunState, s: Session):
     s.status = ENDED
     if s.frames:
         s.frames.clear()
-    older = s.older  # unlinked from the live sessions' list, and its links dropped
-    newer = s.newer
-    if older is None:
-        self.live_first = newer
-    else:
-        older.newer = newer
-        s.older = None
-    if newer is None:
-        self.live_last = older
-    else:
-        newer.older = older
-        s.newer = None
+    self.live_chain.unlink(s.link)  # off the live sessions' chain
+    s.link = -1
     self.live -= 1
     if self.warm:
         self.ended += 1
@@ -366,25 +351,27 @@ def end_session(self: RunState, s: Session):
 @cython.ccall
 def live_sessions(self: RunState) -> dict:
     """The live sessions, serial -> session in arrival order: a new dict (``Sim.alive``, for
-    the observers: the run itself keeps them in a list linked through the sessions, which
-    costs no dict insertion and deletion and no serial object per session)."""
+    the observers: the run itself keeps them on a chain, which costs no dict insertion and
+    deletion and no serial object per session)."""
     out = {}
-    s = self.live_first
-    while s is not None:
+    for s in self.live_chain.listed():
         out[s.serial] = s
-        s = s.newer
     return out
 
 
 @cython.ccall
 def live_session(self: RunState, serial: cython.Py_ssize_t) -> Session:
     """The live session ``serial``, or None (one that ended, or a dead key): a walk of the
-    live sessions' list from the newest (what an eviction's context and the plan export
+    live sessions' chain from the newest (what an eviction's context and the plan export
     ask, rarely)."""
-    s = self.live_last
-    while s is not None and s.serial > serial:
-        s = s.older
-    return s if s is not None and s.serial == serial else None
+    ch = self.live_chain
+    k = ch.last
+    while k >= 0:
+        s = ch.items[k]
+        if s.serial <= serial:
+            return s if s.serial == serial else None
+        k = ch.before(k)
+    return None
 
 
 @cython.ccall
@@ -427,7 +414,7 @@ class SessionOps:
         self.turn_ops = self.block(p.turn, "workload", workload=True)
         self.session_ops = self.block(p.session, "session")
         self.closed = type(p.arrival) is T.Closed and self.replay is None
-        self.live_first = self.live_last = None
+        self.live_chain = Chain()
         self.spare = Spare() if cython.compiled else None  # ended sessions (new_session)
         self.slot_serial = p.slot_serial
         if type(p.arrival) is T.Renewal:

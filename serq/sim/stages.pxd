@@ -7,6 +7,7 @@
 # a C field would hide the values that Python subclasses (StepStage, SharedStage) give them.
 
 cimport cython
+from serq.sim.chain cimport Chain
 from serq.sim.exprnodes cimport Expr
 from serq.sim.scheduler cimport Slot, Slots
 from serq.sim.state cimport RunState
@@ -18,7 +19,8 @@ cdef double ALPHA, BETA
 
 @cython.final
 cdef class Job:
-    cdef public object id
+    cdef public Py_ssize_t id     # a C number: only a stage that keeps a map of its jobs by
+                                  # id (step, shared) makes an int object of it
     cdef public object owner
     cdef public double work
     cdef public str mode
@@ -28,9 +30,7 @@ cdef class Job:
     cdef public double tag
     cdef public bint gone     # the job has left its stage (fifo, ps): its pending Finish
                               # is ignored, it is dropped off the ps heap later (PsStage)
-    # a fifo stage's list (FifoStage)
-    cdef public Job prev
-    cdef public Job next
+    cdef public Py_ssize_t link   # its slot on a fifo stage's chain (FifoStage)
     # the step engine's (step.py)
     cdef public bint decode
     cdef public Py_ssize_t mark
@@ -67,8 +67,8 @@ cdef class Stage:
     cpdef double est_rho(self)
     cpdef void settle(self, bint pending_now)
     cpdef void iter_end(self, object epoch)
-    cpdef present(self)
-    cpdef busy(self)
+    cpdef Py_ssize_t present(self)  # (C numbers: the gauges' `queue`/`busy` read no int object)
+    cpdef Py_ssize_t busy(self)
     cpdef work_left(self)
 
 
@@ -76,8 +76,7 @@ cdef class FifoStage(Stage):
     cdef public Py_ssize_t servers
     cdef public Py_ssize_t running    # the jobs in service: the first `running` linked
     cdef public Py_ssize_t count      # the jobs on the stage
-    cdef public Job first             # the jobs, linked in the order they came in
-    cdef public Job last
+    cdef public Chain chain           # the jobs, in the order they came in (chain.py)
     cdef public Job queued            # the first job that waits, or None
 
     cpdef void record(self, double now)
@@ -86,6 +85,10 @@ cdef class FifoStage(Stage):
     cpdef void start(self, Job j)
     cpdef void finish(self, object jid, object epoch)
     cdef void unlink(self, Job j)
+    cpdef Py_ssize_t present(self)
+    cpdef Py_ssize_t busy(self)
+    @cython.locals(ch=Chain, k=Py_ssize_t)
+    cdef Job after(self, Job j)
 
 
 cdef class PsStage(Stage):
@@ -109,6 +112,8 @@ cdef class PsStage(Stage):
     cpdef void settle(self, bint pending_now)
     cdef void reschedule(self)
     cdef void advance(self, double now)
+    cpdef Py_ssize_t present(self)
+    cpdef Py_ssize_t busy(self)
     cpdef void finish(self, object jid, object epoch)
     @cython.locals(k=Job)
     cdef void leave(self, Job j)
@@ -125,8 +130,3 @@ cdef int push_tag(PsStage st, Job j) except -1
 @cython.locals(items=Slots, end=Py_ssize_t, first=Job, last=Slot, pos=Py_ssize_t,
                child=Py_ssize_t)
 cdef Job top_tag(PsStage st)
-
-
-cdef class DelayStage(Stage):
-    cpdef void add_job(self, object owner, double work, str mode, object growing)
-    cpdef void finish(self, object jid, object epoch)

@@ -19,7 +19,8 @@ from serq.sim.exprs import K as CONSTANT
 from serq.sim.scheduler import EV_FINISH
 if cython.compiled:  # C types: the accumulators' updates, a job's owner and the run's fields
     # are C (stats.pxd, sessions.pxd, state.pxd); a ps heap's slots as C pointers, and the
-    # scheduler's post a C call
+    # scheduler's post a C call; a fifo's jobs on a chain (chain.pxd)
+    from cython.cimports.serq.sim.chain import Chain
     from cython.cimports.cpython.ref import Py_DECREF, Py_INCREF, PyObject
     from cython.cimports.cpython.sequence import PySequence_Fast_ITEMS
     from cython.cimports.serq.sim.scheduler import post
@@ -28,6 +29,7 @@ if cython.compiled:  # C types: the accumulators' updates, a job's owner and the
     from cython.cimports.serq.sim.stats import TimeAvg, Welford
     from cython.cimports.serq.sim.states import IN_STAGE, QUEUED, READY
 else:
+    from serq.sim.chain import Chain
     from serq.sim.scheduler import post
     from serq.sim.state import RunState
     from serq.sim.stats import TimeAvg, Welford
@@ -43,22 +45,21 @@ NAN = float("nan")
 
 @cython.final
 @cython.freelist(64)
-@cython.trashcan(True)
 @cython.cclass
 class Job:
     """A job on a stage. ``Stage.new_job`` makes every one and sets its fields (compiled: C
     fields, ``stages.pxd``); ``gone`` says it has left its stage (a fifo's, a ps
-    stage's), ``prev`` and ``next`` are a fifo stage's list (``FifoStage``), ``decode`` and
+    stage's), ``link`` its slot on a fifo stage's chain (``FifoStage``), ``decode`` and
     the last six the step engine's, set by ``StepStage.add_job`` (the other kinds never
     read them: no string comparison of the mode per job).
 
     Compiled, a job is one of the few objects a run makes per event: a free list keeps the
     memory of 64 ended ones for the next (no allocator call, and a reused object does not
-    count towards the cyclic collector's next pass, as a new one does). The trashcan lets
-    a long fifo list be freed without a C recursion as deep as the list (the interpreter's
-    own objects have it)."""
+    count towards the cyclic collector's next pass, as a new one does). Its ``id`` is a C
+    number: no int object per job. No trashcan: jobs do not refer to each other (a fifo's
+    chain links their slots), so freeing one never recurses into another."""
     __slots__ = ("id", "owner", "work", "mode", "growing", "enqueued", "started", "tag",
-                 "gone", "decode", "prev", "next", "mark", "kv", "kv1", "gent", "dge", "tok")
+                 "gone", "decode", "link", "mark", "kv", "kv1", "gent", "dge", "tok")
 
 
 @cython.cclass
@@ -105,16 +106,15 @@ class Stage:
         self.num_avg.set(now, n)
         self.busy_avg.set(now, 1 if n else 0)
 
-    @cython.locals(j=Job, t=cython.double, o=Session, jid=object)
+    @cython.locals(j=Job, t=cython.double, o=Session)
     def new_job(self, owner, work, mode, growing):
         """A new job of ``work`` on this stage, its owner (when it has one) waiting in it;
-        in ``jobs`` unless the stage keeps its jobs itself (a fifo)."""
+        in ``jobs`` unless the stage keeps its jobs itself (a fifo, a delay, a ps stage)."""
         sim = self.sim
         j = Job.__new__(Job)
-        jid = sim.next_job  # (compiled: one int object, for the field and the key)
+        j.id = sim.next_job
         sim.next_job += 1
         t = sim.now
-        j.id = jid
         j.owner = owner
         j.work = work
         j.mode = mode
@@ -123,7 +123,7 @@ class Stage:
         j.started = t
         j.tag = 0.0
         if self.jobs is not None:
-            self.jobs[jid] = j
+            self.jobs[j.id] = j
         if owner is not None:
             o = owner
             o.status = IN_STAGE
@@ -233,26 +233,30 @@ class Stage:
 
 @cython.cclass
 class FifoStage(Stage):
-    """``fifo(c)`` (§7.1): ``c`` servers, one queue served in arrival order.
+    """``fifo(c)`` (§7.1): ``c`` servers, one queue served in arrival order; and ``delay``
+    (§7.3), every job started as it comes and finished after its work: a fifo stage whose
+    servers are never all busy (the same events, statistics and stage functions: wait 0,
+    ``busy`` and ``queue`` the jobs present, ``work`` what is left of theirs).
 
-    The jobs are linked in the order they came in, ``first`` to ``last`` through their
-    ``prev`` and ``next`` (``jobs`` is None): the first ``running`` are in service, and
-    ``queued`` is the first that waits (None: none waits). A job starts only from the head
+    The jobs are on ``chain`` in the order they came in (``jobs`` is None; a job's ``link``
+    its slot there): the first ``running`` are in service, and ``queued`` is the first that
+    waits (None: none waits). A job starts only from the head
     of the queue or on an empty queue, so every job in service came in before every queued
     one, and started in the order it came in. Its ``Finish`` event carries the job itself,
-    not its id: the finish unlinks it with a few pointer moves, where a map of ids would
-    cost an insertion and a removal per job (issue 10). A job taken away (``remove_job``)
+    not its id: the finish takes it off the chain with a few C integer moves, where a map of
+    ids would cost an insertion and a removal per job (issue 10). A job taken away (``remove_job``)
     is unlinked and ``gone``, and its pending finish is ignored."""
 
     def __init__(self, sim, index, decl):
         super().__init__(sim, index, decl)
         self.jobs = None
-        # a count beyond any number of jobs (fifo(1e300)) means the same: kept within a C size
-        self.servers = min(decl.kind.servers, sys.maxsize)
+        # a count beyond any number of jobs (fifo(1e300), a delay) means the same: kept
+        # within a C size
+        k = decl.kind
+        self.servers = min(k.servers, sys.maxsize) if type(k) is T.Fifo else sys.maxsize
         self.running = 0
         self.count = 0
-        self.first = None
-        self.last = None
+        self.chain = Chain()
         self.queued = None
 
     @cython.locals(n=cython.Py_ssize_t)
@@ -261,18 +265,11 @@ class FifoStage(Stage):
         self.num_avg.set(now, n)
         self.busy_avg.set(now, 1 if n else 0)
 
-    @cython.locals(j=Job, last=Job)
+    @cython.locals(j=Job)
     def add_job(self, owner, work, mode, growing):
         j = self.new_job(owner, work, mode, growing)
-        last = self.last
-        j.prev = last
-        j.next = None
         j.gone = False
-        if last is None:
-            self.first = j
-        else:
-            last.next = j
-        self.last = j
+        j.link = self.chain.append(j)
         self.count += 1
         if self.queued is None:  # the queue stays empty while a server is free (see fill)
             if self.running < self.servers:
@@ -285,7 +282,7 @@ class FifoStage(Stage):
         j = self.queued
         while j is not None and self.running < self.servers:
             self.start(j)
-            j = j.next
+            j = self.after(j)
         self.queued = j
 
     @cython.locals(now=cython.double)
@@ -308,46 +305,35 @@ class FifoStage(Stage):
         if self.queued is not None:
             self.fill()
 
-    @cython.locals(prev=Job, nxt=Job)
     def unlink(self, j):
-        """Take job ``j`` off the list."""
-        prev = j.prev
-        nxt = j.next
-        if prev is None:
-            self.first = nxt
-        else:
-            prev.next = nxt
-        if nxt is None:
-            self.last = prev
-        else:
-            nxt.prev = prev
-        j.prev = None
-        j.next = None
+        """Take job ``j`` off the stage: off the chain, and ``gone``."""
+        self.chain.unlink(j.link)
         j.gone = True
         self.count -= 1
+
+    @cython.locals(ch=Chain, k=cython.Py_ssize_t)
+    def after(self, j):
+        """The job after job ``j`` on the chain, or None."""
+        ch = self.chain
+        k = ch.after(j.link)
+        return None if k < 0 else ch.items[k]
 
     @cython.locals(k=Job)
     def remove_job(self, j):
         k = self.queued
         while k is not None and k is not j:
-            k = k.next
+            k = self.after(k)
         if k is not None:  # queued
             if j is self.queued:
-                self.queued = j.next
+                self.queued = self.after(j)
             self.unlink(j)
         else:  # in service
             self.unlink(j)
             self.running -= 1
             self.fill()
 
-    @cython.locals(j=Job)
     def listed(self):
-        out = []
-        j = self.first
-        while j is not None:
-            out.append(j)
-            j = j.next
-        return out
+        return self.chain.listed()
 
     @cython.locals(j=Job)
     def finishing(self, jid):
@@ -360,21 +346,19 @@ class FifoStage(Stage):
     def busy(self):
         return self.running
 
-    @cython.locals(i=cython.Py_ssize_t, j=Job)
+    @cython.locals(i=cython.Py_ssize_t, j=Job, k=cython.Py_ssize_t)
     def work_left(self):
         """The work left on the stage: in service, what is left of each job's (in the order
         they started), then the queued jobs' (in queue order)."""
         now = self.sim.now
         total = -0.0
         i = 0
-        j = self.first
-        while j is not None:
+        for j in self.chain.listed():
             if i < self.running:
                 total += max(j.started + j.work - now, 0.0)
             else:
                 total += j.work
             i += 1
-            j = j.next
         return total
 
 
@@ -617,42 +601,15 @@ def top_tag(st):
     return None
 
 
-@cython.cclass
-class DelayStage(Stage):
-    @cython.locals(j=Job)
-    def add_job(self, owner, work, mode, growing):
-        j = self.new_job(owner, work, mode, growing)
-        sim = self.sim
-        post(sim, sim.now + work, EV_FINISH, self.index, j.id, None)
-
-    @cython.locals(j=Job)
-    def finish(self, jid, epoch):
-        j = self.jobs.pop(jid, None)
-        if j is not None:
-            self.job_done(j)
-
-    def remove_job(self, j):
-        del self.jobs[j.id]
-
-    def work_left(self):
-        now = self.sim.now
-        total = -0.0
-        for j in self.jobs.values():
-            total += max(j.started + j.work - now, 0.0)
-        return total
-
-
 def make_stage(sim, index, decl):
     k = type(decl.kind)
     if index in sim.shared_stage_set():
         from serq.sim.flows import SharedStage
         return SharedStage(sim, index, decl)
-    if k is T.Fifo:
+    if k is T.Fifo or k is T.Delay:
         return FifoStage(sim, index, decl)
     if k is T.Ps:
         return PsStage(sim, index, decl)
-    if k is T.Delay:
-        return DelayStage(sim, index, decl)
     from serq.sim.step import StepStage
     return StepStage(sim, index, decl)
 

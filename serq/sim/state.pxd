@@ -4,6 +4,7 @@
 # engine.Sim and the concepts' init_* set them; which concept writes each is noted.
 
 from serq.sim.scheduler cimport Scheduler
+from serq.sim.chain cimport Chain
 from serq.sim.ready cimport ReadyQueue
 from serq.sim.sessions cimport Session, Spare
 from serq.sim.stats cimport TimeAvg
@@ -67,8 +68,8 @@ cdef class RunState(Scheduler):
     cdef public list turn_ops
     cdef public list session_ops
     cdef public bint closed
-    cdef public Session live_first    # the live sessions, linked in arrival order (Session.older,
-    cdef public Session live_last     # .newer): spawn links, end_session unlinks
+    cdef public Chain live_chain      # the live sessions in arrival order: spawn appends,
+                                      # end_session unlinks (chain.py)
     cdef public Py_ssize_t slot_serial  # the program's slot_serial, as a C number
     cdef public Spare spare           # compiled: ended sessions, for new_session to recycle
     cdef public object renewal_fn

@@ -64,6 +64,8 @@ cdef class StepStage(Stage):
     cpdef void flush_idle(self)
     cpdef void step_stats(self, double now, Py_ssize_t decoders, double prefilled)
     cpdef void add_job(self, object owner, double work, str mode, object growing)
+    cpdef Py_ssize_t present(self)
+    cpdef Py_ssize_t busy(self)
     cpdef void settle(self, bint pending_now)
     cpdef plan(self, bint totals=*)
     cpdef list order(self, object totals)

@@ -57,22 +57,23 @@ def test_the_session_block_is_not_a_frame():
 
 
 def test_the_live_sessions_in_arrival_order():
-    """The live sessions are linked through the sessions: ``sim.alive`` builds serial ->
-    session from the list in arrival order, ``sim.live_session`` finds one, and an ended
-    session leaves the list (from its front, middle or back) with its links dropped."""
+    """The live sessions are on a chain: ``sim.alive`` builds serial -> session from it in
+    arrival order, ``sim.live_session`` finds one, and an ended session leaves it (from its
+    front, middle or back) with its slot dropped (and reused by the next)."""
     sim = sim_of(MM1)
     a, b, c, d = (sim.spawn() for _ in range(4))
     assert list(sim.alive.items()) == [(s.serial, s) for s in (a, b, c, d)]
     assert sim.live_session(c.serial) is c and sim.live_session(d.serial + 1) is None
     sim.end_session(b)
     sim.end_session(a)
-    assert b.older is None and b.newer is None and a.newer is None
+    assert b.link == -1 and a.link == -1
     assert list(sim.alive.values()) == [c, d] and sim.live == 2
     assert sim.live_session(b.serial) is None and sim.live_session(a.serial) is None
     sim.end_session(d)
-    assert list(sim.alive.values()) == [c] and (sim.live_first, sim.live_last) == (c, c)
+    assert list(sim.alive.values()) == [c] and sim.live_chain.listed() == [c]
     e = sim.spawn()
-    assert list(sim.alive.values()) == [c, e] and c.newer is e and e.older is c
+    assert list(sim.alive.values()) == [c, e] and sim.live_chain.listed() == [c, e]
+    assert sim.live_chain.items[e.link] is e and sim.live_session(e.serial) is e
     sim.end_session(c)
     sim.end_session(e)
-    assert sim.alive == {} and sim.live_first is None and sim.live_last is None
+    assert sim.alive == {} and (sim.live_chain.first, sim.live_chain.last) == (-1, -1)
