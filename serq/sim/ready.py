@@ -39,6 +39,8 @@ class ReadyQueue:
         self.head = 0
         self.tail = 0
 
+    @cython.boundscheck(False)  # (the slots' indices head..tail-1 are in range)
+    @cython.wraparound(False)
     def append(self, s):
         """Queue ``s`` at the back."""
         slots = self.slots
@@ -53,6 +55,8 @@ class ReadyQueue:
             slots.append(s)
         self.tail = tail + 1
 
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
     def popleft(self):
         """The session at the front, taken off the queue."""
         head = self.head

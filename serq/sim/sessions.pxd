@@ -5,6 +5,8 @@
 # observers (monitors.py, hooks.py, serq/claims, tests) read them.
 
 cimport cython
+from cpython.object cimport PyObject
+ctypedef PyObject* Borrowed  # an object pointer without a reference of its own (recycled)
 from serq.sim.observations cimport Observations
 
 
@@ -21,7 +23,7 @@ cdef class Session:
     cdef public int status        # READY, QUEUED, IN_STAGE, GROWING or ENDED
     cdef public object job
     cdef public object stage
-    cdef public object holds      # () until the first hold, then a list
+    cdef public list holds        # the shared empty EMPTY until the first hold, then its own
     cdef public object pending
     cdef public object queued_pool
     cdef public object trace_turns
@@ -30,7 +32,7 @@ cdef class Session:
     cdef public double adm_seq    # a float in both modes (pools.py writes float(next_adm))
     cdef public dict preempt_pos  # the shared NO_POS until the first preemption
     cdef public bint stuck
-    cdef public object leases     # () until the first lease, then a list
+    cdef public list leases       # EMPTY until the first lease, then its own
     cdef public object last_token
     cdef public Py_ssize_t spins
     cdef public double spin_time
@@ -38,9 +40,24 @@ cdef class Session:
 
 
 cdef Py_ssize_t LOOP_SPIN_LIMIT
+cdef double U64_MAX
+cdef Py_ssize_t SPARE_MAX
+cdef Py_ssize_t SPARE_PROBES
+cdef list EMPTY
 
 cdef unsigned int u32(double x) noexcept
-cdef Session new_session(Py_ssize_t serial, Py_ssize_t nattrs, list ops)
+
+# the run's last ended sessions, for new_session to recycle (compiled only)
+@cython.final
+cdef class Spare:
+    cdef list slots
+    cdef Py_ssize_t at
+    cdef keep(self, Session s)
+
+cdef Session new_session(Py_ssize_t serial, Py_ssize_t nattrs, list ops, Spare spare=*)
+@cython.locals(i=Py_ssize_t, k=Py_ssize_t, j=Py_ssize_t, s=Session, fr=list, a=list,
+               slots=list, old=Borrowed, zero=object)
+cdef Session recycled(Spare spare, Py_ssize_t nattrs)
 cdef enter_block(Session s, list fr)
 
 
@@ -62,35 +79,34 @@ cpdef do_turn(RunState self, Session s)
 
 # The statements' ops: one class per statement shape, whose `run` the executor calls through
 # the C vtable (sessions.py; `run` returns True when the session stops). The fields hold what
-# a statement needs, typed where a C call or C number reads them. The subclasses are not
-# `final`: Cython 3.3 refuses a final subclass's definition of a cpdef method it inherits
-# ("Overriding final methods"), and the executor calls `run` through Op's vtable anyway.
+# a statement needs, typed where a C call or C number reads them. `run` is a C method (cdef):
+# only this module calls it, and a cpdef one checks for a Python override on every call.
 from serq.sim.stages cimport Stage
 from serq.sim.exprnodes cimport Expr
 
 cdef class Op:
     cdef readonly bint indexed    # reports its out-of-range indices after it (Deferring)
-    cpdef bint run(self, Session s) except -1
+    cdef bint run(self, Session s) except -1
 
 cdef class CallOp(Op):
     cdef object fn
-    cpdef bint run(self, Session s) except -1
+    cdef bint run(self, Session s) except -1
 
 cdef class Refused(Op):
     cdef object sim
     cdef str msg
     cdef str kind
-    cpdef bint run(self, Session s) except -1
+    cdef bint run(self, Session s) except -1
 
 cdef class SetNow(Op):
     cdef RunState sim
     cdef Py_ssize_t slot
-    cpdef bint run(self, Session s) except -1
+    cdef bint run(self, Session s) except -1
 
 cdef class SetExpr(Op):
     cdef Py_ssize_t slot
     cdef Expr f
-    cpdef bint run(self, Session s) except -1
+    cdef bint run(self, Session s) except -1
 
 cdef class Observe(Op):
     cdef RunState sim
@@ -98,33 +114,33 @@ cdef class Observe(Op):
     cdef Expr f
     cdef Observations rec
     cdef Py_ssize_t slot_turn
-    cpdef bint run(self, Session s) except -1
+    cdef bint run(self, Session s) except -1
 
 cdef class End(Op):
     cdef RunState sim
-    cpdef bint run(self, Session s) except -1
+    cdef bint run(self, Session s) except -1
 
 cdef class Turn(Op):
     cdef RunState sim
-    cpdef bint run(self, Session s) except -1
+    cdef bint run(self, Session s) except -1
 
 cdef class Loop(Op):
     cdef list body
-    cpdef bint run(self, Session s) except -1
+    cdef bint run(self, Session s) except -1
 
 cdef class Branch(Op):
     cdef object sim
     cdef Expr g
     cdef list then, other
     cdef str text
-    cpdef bint run(self, Session s) except -1
+    cdef bint run(self, Session s) except -1
 
 cdef class Choose(Op):
     cdef object sim
     cdef Expr count
     cdef list keys                # of Expr
     cdef Py_ssize_t var
-    cpdef bint run(self, Session s) except -1
+    cdef bint run(self, Session s) except -1
 
 from serq.sim.ready cimport ReadyQueue
 
@@ -133,7 +149,7 @@ cdef class RunSimple(Op):
     cdef Stage stage
     cdef str mode
     cdef ReadyQueue ready
-    cpdef bint run(self, Session s) except -1
+    cdef bint run(self, Session s) except -1
 
 cdef class RunGeneral(Op):
     cdef RunState sim
@@ -145,18 +161,18 @@ cdef class RunGeneral(Op):
     cdef bint shared
     cdef list stages
     cdef ReadyQueue ready
-    cpdef bint run(self, Session s) except -1
+    cdef bint run(self, Session s) except -1
 
 cdef class Fused(Op):
     cdef tuple ops
     cdef Op last
-    cpdef bint run(self, Session s) except -1
+    cdef bint run(self, Session s) except -1
 
 cdef class Pair(Op):
     cdef readonly Op first, last
-    cpdef bint run(self, Session s) except -1
+    cdef bint run(self, Session s) except -1
 
 cdef class Deferring(Op):
     cdef RunState sim
     cdef readonly Op op
-    cpdef bint run(self, Session s) except -1
+    cdef bint run(self, Session s) except -1

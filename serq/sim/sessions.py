@@ -28,6 +28,9 @@ from serq.sim.fmt import display as show_num
 # the clock, the counters and the ready queue from the struct (state.pxd); the ops evaluate
 # their expressions' nodes (`Expr`) with C calls (exprnodes.pxd)
 if cython.compiled:
+    from cython.cimports.cpython.list import PyList_GET_ITEM, PyList_SET_ITEM
+    from cython.cimports.cpython.object import PyObject
+    from cython.cimports.cpython.ref import Py_INCREF, Py_REFCNT, Py_XDECREF
     from cython.cimports.serq.sim.chain import Chain
     from cython.cimports.serq.sim.exprnodes import Expr
     from cython.cimports.serq.sim.observations import Observations
@@ -48,6 +51,7 @@ LOOP_SPIN_LIMIT = 1_000_000
 
 
 NO_POS = {}  # never written: see Session
+EMPTY = []  # a session's holds and leases until its first (never added to: see Session)
 
 @cython.final
 @cython.freelist(64)
@@ -56,9 +60,9 @@ class Session:
     """A session (§5), made by :func:`new_session`. Only what every session needs is set per
     instance (a session is made per arrival): the fields that start as ``None``, ``0`` or
     ``False`` are not. Compiled, they are C fields, which start so; interpreted, they read
-    their value from the class until first written. ``holds`` and ``leases`` start as an
-    empty tuple and ``preempt_pos`` as the shared empty ``NO_POS``: the few places that add
-    to them replace them first."""
+    their value from the class until first written. ``holds`` and ``leases`` start as the
+    shared empty list ``EMPTY`` and ``preempt_pos`` as the shared empty ``NO_POS``: the few
+    places that add to them replace them first (compiled, a list's truth is a C test)."""
     if not cython.compiled:
         job = None          # the job it waits for, while IN_STAGE
         stage = None        # that job's stage
@@ -78,22 +82,110 @@ class Session:
 
 
 @cython.locals(s=Session)
-def new_session(serial, nattrs, ops):
+def new_session(serial, nattrs, ops, spare=None):
     """A session at the start of the session block ``ops``. ``__new__`` and the stores here,
     not ``__init__``: compiled, a C allocation and C stores (a call of the class goes through
     Python's call protocol); interpreted, a plain function call is cheaper than a class's
     ``__init__``. The session block is not a frame: a session makes no frame (a list) until
     it enters a block (a loop, a branch, a hold), and most never do: ``frames`` is None
-    until then (``enter_block``)."""
-    s = Session.__new__(Session)
+    until then (``enter_block``).
+
+    Compiled, ``spare`` is the run's list of ended sessions (``end_session``; None
+    interpreted): one that nothing else holds any more is made new again (``recycled``)
+    instead of a new object (issue 10: a session's allocation and freeing, with its
+    attributes' list, cost about a fifth of an M/M/1 event). Invisible: an object that only
+    the run's list holds can be reached by nobody."""
+    if spare is None or (s := recycled(spare, nattrs)) is None:
+        s = Session.__new__(Session)
+        s.attrs = [0.0] * nattrs
     s.serial = serial
-    s.attrs = [0.0] * nattrs
     s.ops = ops
     s.status = READY
-    s.holds = ()     # admitted holds, innermost last
-    s.leases = ()
+    s.holds = EMPTY  # admitted holds, innermost last
+    s.leases = EMPTY
     s.adm_seq = U64_MAX
     s.preempt_pos = NO_POS
+    return s
+
+
+SPARE_MAX = 64  # the ended sessions a run keeps for recycling (a power of 2)
+SPARE_PROBES = 4  # how many of the oldest of them new_session looks at (recycled)
+
+
+@cython.final
+@cython.cclass
+class Spare:
+    """Compiled only: the run's last ``SPARE_MAX`` ended sessions, a ring of ``slots`` in the
+    order they ended (``keep``); ``at`` is the oldest's (the next to be replaced), which
+    ``recycled`` takes when nothing else holds it any more. The oldest: a session just
+    ended is often still held for a while (the run's ``cur``, a finished ps job that its
+    stage drops later), one that ended ``SPARE_MAX`` ends ago seldom is."""
+
+    def __init__(self):
+        self.slots = [None] * SPARE_MAX
+        self.at = 0
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def keep(self, s):
+        """``s`` ended: kept in the oldest's slot (which is dropped)."""
+        self.slots[self.at] = s
+        self.at = (self.at + 1) & (SPARE_MAX - 1)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def recycled(spare, nattrs):
+    """Compiled only: one of the oldest ``SPARE_PROBES`` sessions of ``spare`` that nothing
+    else holds (its references: ``spare``'s and this function's), the oldest such, taken
+    off ``spare`` and set back to how a new session starts (the class's start values, and
+    its ``nattrs`` attributes 0.0: its own list kept when nothing else holds that either;
+    ``new_session`` sets the rest), or None. More than the oldest: arrivals in a row take
+    the oldest slots one after the other, and a few sessions are held longer than others."""
+    slots = spare.slots
+    i = spare.at
+    for k in range(SPARE_PROBES):
+        s = slots[i]
+        if s is not None and Py_REFCNT(s) == 2:
+            break
+        i = (i + 1) & (SPARE_MAX - 1)
+    else:
+        return None
+    slots[i] = None
+    a = s.attrs
+    if Py_REFCNT(a) == 2:  # (its and a's): each slot 0.0, stored where it is not already
+        zero = 0.0
+        for j in range(nattrs):
+            old = PyList_GET_ITEM(a, j)
+            if old != cython.cast(cython.pointer[PyObject], zero):
+                Py_INCREF(zero)
+                PyList_SET_ITEM(a, j, zero)  # (takes the reference: the old one dropped below)
+                Py_XDECREF(old)
+    else:
+        s.attrs = [0.0] * nattrs
+    s.pc = 0
+    fr = s.frames
+    if fr is not None and (fr or Py_REFCNT(fr) != 2):  # (its and fr's)
+        s.frames = None  # (an emptied list that only it holds is kept)
+    if s.job is not None:
+        s.job = None
+    if s.stage is not None:
+        s.stage = None
+    if s.pending is not None:
+        s.pending = None
+    if s.queued_pool is not None:
+        s.queued_pool = None
+    if s.trace_turns is not None:
+        s.trace_turns = None
+    s.trace_pos = 0
+    s.script = False
+    s.stuck = False
+    if s.last_token is not None:
+        s.last_token = None
+    s.spins = 0
+    s.spin_time = 0.0
+    if s.grow is not None:
+        s.grow = None
     return s
 
 
@@ -139,7 +231,7 @@ def u32(x):
 def spawn(self: RunState, init=None) -> Session:
     """A new session (§5.1): its serial set, its trace turns chosen, last on the live
     sessions' chain, its workload ``init`` run, and queued ready."""
-    s = new_session(self.next_serial, self.nattrs, self.session_ops)
+    s = new_session(self.next_serial, self.nattrs, self.session_ops, self.spare)
     self.next_serial += 1
     s.attrs[self.slot_serial] = float(s.serial)
     if init is not None and init.turns:
@@ -226,7 +318,10 @@ def execute(self: RunState, s: Session):
             else:
                 end_session(self, s)
                 return
-        op = ops[pc]
+        if cython.compiled:  # a block's list holds ops only: no type test
+            op = cython.cast(Op, ops[pc])
+        else:
+            op = ops[pc]
         if op.run(s):
             return
 
@@ -247,6 +342,8 @@ def end_session(self: RunState, s: Session):
     self.live -= 1
     if self.warm:
         self.ended += 1
+    if cython.compiled:
+        self.spare.keep(s)  # for new_session
     if self.closed:
         spawn(self)
 
@@ -318,6 +415,7 @@ class SessionOps:
         self.session_ops = self.block(p.session, "session")
         self.closed = type(p.arrival) is T.Closed and self.replay is None
         self.live_chain = Chain()
+        self.spare = Spare() if cython.compiled else None  # ended sessions (new_session)
         self.slot_serial = p.slot_serial
         if type(p.arrival) is T.Renewal:
             self.renewal_fn = self.ex.expr(p.arrival.gap, "arrival")  # a node (engine)

@@ -6,7 +6,7 @@
 from serq.sim.scheduler cimport Scheduler
 from serq.sim.chain cimport Chain
 from serq.sim.ready cimport ReadyQueue
-from serq.sim.sessions cimport Session
+from serq.sim.sessions cimport Session, Spare
 from serq.sim.stats cimport TimeAvg
 from serq.sim.rng cimport Rng
 from serq.sim.context cimport Context  # step: the context variables as C doubles
@@ -71,6 +71,7 @@ cdef class RunState(Scheduler):
     cdef public Chain live_chain      # the live sessions in arrival order: spawn appends,
                                       # end_session unlinks (chain.py)
     cdef public Py_ssize_t slot_serial  # the program's slot_serial, as a C number
+    cdef public Spare spare           # compiled: ended sessions, for new_session to recycle
     cdef public object renewal_fn
     # flows.FlowOps
     cdef public dict flows
