@@ -84,13 +84,10 @@ cdef class FifoStage(Stage):
     cpdef void record(self, double now)
     cpdef void add_job(self, object owner, double work, str mode, object growing)
     cpdef void fill(self)
-    cpdef void start(self, Job j)
     cpdef void finish(self, object jid, object epoch)
     cdef void unlink(self, Job j)
     cpdef Py_ssize_t present(self)
     cpdef Py_ssize_t busy(self)
-    @cython.locals(ch=Chain, k=Py_ssize_t)
-    cdef Job after(self, Job j)
 
 
 # final: its methods are C calls with no test for an override in a Python subclass. Its

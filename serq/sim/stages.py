@@ -72,7 +72,7 @@ class Stage:
     answer for every kind (the monitors, the hooks).
 
     Compiled, a ``cclass`` with C fields (``stages.pxd``): the per-event operations below
-    (``new_job``, ``job_done``, ``record``, a kind's ``add_job``/``start``/``finish``) are C
+    (``new_job``, ``job_done``, ``record``, a kind's ``add_job``/``fill``/``finish``) are C
     calls among themselves, and their float fields hold no float object. The kind flags are
     class attributes, which subclasses (``StepStage``, ``SharedStage``) set."""
     settles = False
@@ -103,16 +103,21 @@ class Stage:
 
     @cython.locals(n=cython.Py_ssize_t)
     def record(self, now):
+        """The stage's time averages at ``now`` (§12.1): the jobs present, and whether any
+        is (1.0 or 0.0: interpreted, a float times a float is CPython's fast path)."""
         n = len(self.jobs)
         self.num_avg.set(now, n)
-        self.busy_avg.set(now, 1 if n else 0)
+        self.busy_avg.set(now, 1.0 if n else 0.0)
 
     @cython.locals(j=Job, t=cython.double, o=Session)
     def new_job(self, owner, work, mode, growing):
         """A new job of ``work`` on this stage, its owner (when it has one) waiting in it;
         in ``jobs`` unless the stage keeps its jobs itself (a fifo, a delay, a ps stage)."""
         sim = self.sim
-        j = Job.__new__(Job)
+        if cython.compiled:  # the type's C allocation, no __init__ to look for
+            j = Job.__new__(Job)
+        else:                # interpreted, a call of the class is the cheaper (-480 instr.)
+            j = Job()
         j.id = sim.next_job
         sim.next_job += 1
         t = sim.now
@@ -264,7 +269,7 @@ class FifoStage(Stage):
     def record(self, now):
         n = self.count
         self.num_avg.set(now, n)
-        self.busy_avg.set(now, 1 if n else 0)
+        self.busy_avg.set(now, 1.0 if n else 0.0)
 
     @cython.locals(j=Job)
     def add_job(self, owner, work, mode, growing):
@@ -272,32 +277,32 @@ class FifoStage(Stage):
         j.gone = False
         j.link = self.chain.append(j)
         self.count += 1
-        if self.queued is None:  # the queue stays empty while a server is free (see fill)
+        if self.queued is None:  # it heads the queue (empty while a server is free: fill)
+            self.queued = j
             if self.running < self.servers:
-                self.start(j)
-            else:
-                self.queued = j
+                self.fill()
 
-    @cython.locals(j=Job)
+    @cython.locals(j=Job, ch=Chain, k=cython.Py_ssize_t, now=cython.double)
     def fill(self):
-        j = self.queued
-        while j is not None and self.running < self.servers:
-            self.start(j)
-            j = self.after(j)
-        self.queued = j
-
-    @cython.locals(now=cython.double)
-    def start(self, j):
-        """A server takes job ``j``; it finishes after its work."""
+        """The free servers take the queue's jobs from its head: each starts now and
+        finishes after its work. The one place a job starts (``add_job`` puts a job at the
+        head of an empty queue, ``finish`` and ``remove_job`` free a server): interpreted,
+        no call per start but the chain's ``after``."""
         sim = self.sim
         now = sim.now
-        j.started = now
-        self.running += 1
-        post(sim, now + j.work, EV_FINISH, self.index, j, None)
+        ch = self.chain
+        j = self.queued
+        while j is not None and self.running < self.servers:
+            j.started = now
+            self.running += 1
+            post(sim, now + j.work, EV_FINISH, self.index, j, None)
+            k = ch.after(j.link)
+            j = None if k < 0 else ch.items[k]
+        self.queued = j
 
     @cython.locals(j=Job)
     def finish(self, jid, epoch):
-        j = jid  # the job itself (start)
+        j = jid  # the job itself (fill)
         if j.gone:  # taken away (remove_job)
             return
         self.unlink(j)
@@ -312,26 +317,19 @@ class FifoStage(Stage):
         j.gone = True
         self.count -= 1
 
-    @cython.locals(ch=Chain, k=cython.Py_ssize_t)
-    def after(self, j):
-        """The job after job ``j`` on the chain, or None."""
-        ch = self.chain
-        k = ch.after(j.link)
-        return None if k < 0 else ch.items[k]
-
-    @cython.locals(k=Job)
+    @cython.locals(i=cython.Py_ssize_t, jobs=list)
     def remove_job(self, j):
-        k = self.queued
-        while k is not None and k is not j:
-            k = self.after(k)
-        if k is not None:  # queued
-            if j is self.queued:
-                self.queued = self.after(j)
-            self.unlink(j)
-        else:  # in service
-            self.unlink(j)
+        """Take job ``j`` away: where it is on the chain (in arrival order, the first
+        ``running`` in service) says whether a server is freed or the queue loses a job
+        (a rare event: a walk of the chain)."""
+        jobs = self.chain.listed()
+        i = jobs.index(j)
+        self.unlink(j)
+        if i < self.running:  # in service: the queue's head takes its server
             self.running -= 1
             self.fill()
+        elif j is self.queued:
+            self.queued = jobs[i + 1] if i + 1 < len(jobs) else None
 
     def listed(self):
         return self.chain.listed()
