@@ -524,17 +524,20 @@ def visit_active_pools(sim, settling) -> cython.int:
 
 @cython.cfunc
 @cython.exceptval(-1)
-@cython.locals(sim=RunState, now=cython.double, stages=list, pools=list, i=cython.Py_ssize_t)
-def record(sim) -> cython.int:
+@cython.locals(sim=RunState, now=cython.double, stages=list, pools=list, i=cython.Py_ssize_t,
+               compiled=cython.bint)
+def record(sim, compiled=cython.compiled) -> cython.int:
     """Record the time averages at the end of a settle (§12.1): live, every stage's, every
     active pool's (a pool not active yet holds 0 in each: nothing to record). Compiled, the
     lists are indexed in C and their items cast unchecked (each is a ``Stage``, a
-    ``PoolCore``): a checked one walks the subclass's bases, per item and event."""
+    ``PoolCore``): a checked one walks the subclass's bases, per item and event.
+    ``compiled``, a default never passed, is ``run_ready``'s (a local's test per call,
+    interpreted, not a global's and a module attribute's look-up)."""
     now = sim.now
     sim.live_avg.set(now, sim.live)
     stages = sim.stages
     pools = sim.active_pools
-    if cython.compiled:
+    if compiled:
         for i in range(len(stages)):
             cython.cast(Stage, stages[i]).record(now)
         for i in range(len(pools)):

@@ -53,11 +53,11 @@ cdef class Stage:
     cdef public Py_ssize_t completed
     cdef public Welford wait
     cdef public Welford service
-    cdef public Py_ssize_t e_n
+    cdef public Py_ssize_t e_n        # 1 once a job is done (the estimator has a sample), else 0
     cdef public double e_service
     cdef public double e_wait
     cdef public double e_gap
-    cdef public Py_ssize_t e_gaps
+    cdef public Py_ssize_t e_gaps     # 1 once there is a gap between starts, else 0
     cdef public double e_last
 
     cpdef void record(self, double now)

@@ -145,21 +145,23 @@ class Stage:
         start = j.started
         wait = start - j.enqueued
         service = now - start
-        # the price estimator: EWMAs of service, wait and the gap between starts
+        # the price estimator: EWMAs of service, wait and the gap between starts (the first
+        # of each sets it; e_n and e_gaps say whether there was one, counted no further:
+        # interpreted, an int past 256 is a new object per increment)
         if self.e_n == 0:
             self.e_service = service
             self.e_wait = wait
+            self.e_n = 1
         else:
             self.e_service = BETA * self.e_service + ALPHA * service
             self.e_wait = BETA * self.e_wait + ALPHA * wait
             gap = start - self.e_last
             if self.e_gaps == 0:
                 self.e_gap = gap
+                self.e_gaps = 1
             else:
                 self.e_gap = BETA * self.e_gap + ALPHA * gap
-            self.e_gaps += 1
         self.e_last = start
-        self.e_n += 1
         if sim.warm:
             self.completed += 1
             self.wait.add(wait)
