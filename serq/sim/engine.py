@@ -275,6 +275,8 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
                    tuples=cython.bint, countdown=cython.Py_ssize_t,
                    same_instant=cython.Py_ssize_t, instant_cap=cython.Py_ssize_t,
                    i=cython.Py_ssize_t)
+    @cython.boundscheck(False)  # (a Finish's stage index is one of stages')
+    @cython.wraparound(False)
     def loop(self):
         """The main loop (interpreter.md §3.3): pop the next event, move the clock, handle
         the event (§3.4), settle (§4), until the heap is empty, the next event lies past the
@@ -444,6 +446,8 @@ def renewal_gap(sim) -> cython.double:
 
 @cython.cfunc
 @cython.exceptval(-1)
+@cython.boundscheck(False)  # (i < len(stages))
+@cython.wraparound(False)
 @cython.locals(sim=RunState, ready=ReadyQueue, heap=list, pending_now=cython.bint,
                stages=list, i=cython.Py_ssize_t, compiled=cython.bint)
 def settle_state(sim, compiled=cython.compiled) -> cython.int:
@@ -458,7 +462,10 @@ def settle_state(sim, compiled=cython.compiled) -> cython.int:
         run_ready(sim)
         if sim.active_pools:  # (none active: the pass has nothing to visit)
             visit_active_pools(sim, True)
-        if not ((ready.head < ready.tail) if compiled else ready):
+        if compiled:  # (two tests: one expression of both would make a bool object)
+            if ready.head >= ready.tail:
+                break
+        elif not ready:
             break
     if HEAPQ:
         heap = sim.heap
