@@ -275,7 +275,7 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
                    tuples=cython.bint, countdown=cython.Py_ssize_t,
                    same_instant=cython.Py_ssize_t, instant_cap=cython.Py_ssize_t,
                    i=cython.Py_ssize_t)
-    @cython.boundscheck(False)  # (a Finish's stage index is one of stages')
+    @cython.boundscheck(False)  # (an iteration end's stage index is one of stages')
     @cython.wraparound(False)
     def loop(self):
         """The main loop (interpreter.md §3.3): pop the next event, move the clock, handle
@@ -346,12 +346,11 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
                 poll()
             if hooks is not None:
                 serial = hooks.before(kind, x, y)
-            if kind == finish:
-                if cython.compiled:  # a C index and an unchecked cast (every item is a Stage)
-                    i = x
-                    cython.cast(Stage, stages[i]).finish(y, z)
+            if kind == finish:  # (x is the stage itself: no index to convert and look up)
+                if cython.compiled:  # an unchecked cast (x is a Stage)
+                    cython.cast(Stage, x).finish(y, z)
                 else:
-                    stages[x].finish(y, z)
+                    x.finish(y, z)
             elif kind == iteration:
                 i = x
                 st = stages[i]

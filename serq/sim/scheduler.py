@@ -54,7 +54,7 @@ class EventKind(enum.IntEnum):
     kind the hooks report (``hooks.EVENT_KINDS``)."""
     WARMUP = 0         # the end of the warm-up; x, y, z unused
     ARRIVE = 1         # an arrival of the arrival process; unused
-    FINISH = 2         # stage index, job id, epoch (§7)
+    FINISH = 2         # the stage itself, job (id), epoch (§7)
     ITERATION_END = 3  # step stage index, epoch, unused (§8.6)
     LEASE_END = 4      # session, its serial, lease id (§9.7)
 
