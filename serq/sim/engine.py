@@ -25,6 +25,7 @@ from serq.sim.fmt import display as show
 from serq.sim import rng as R
 from serq.sim.exprs import Context, ExprCompiler
 from serq.sim.flows import FlowOps
+from serq.sim.gauges import Gauge
 from serq.sim.interrupts import POLL_EVENTS, poll
 from serq.sim.observations import Observations
 from serq.sim.pools import PoolOps, PoolState
@@ -41,6 +42,7 @@ from serq.sim.step import StepOps
 # (state.pxd, sessions.pxd, stages.pxd, pools.pxd, stats.pxd, rng.pxd)
 if cython.compiled:
     from cython.cimports.serq.sim.exprnodes import Expr
+    from cython.cimports.serq.sim.gauges import Gauge
     from cython.cimports.serq.sim.pools import PoolCore
     from cython.cimports.serq.sim.rng import poisson_gap
     from cython.cimports.serq.sim.scheduler import Event, due, pop_until, post
@@ -118,8 +120,9 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
         self.live_avg = TimeAvg(0.0, 0.0)
         self.obs_names = list(program.observes)
         self.obs = [Observations() for _ in program.observes]
-        self.gauge_points = [([], []) for _ in program.gauges]
-        self.gauge_fns = [self.ex.expr(g.expr) for g in program.gauges]  # nodes (Expr)
+        # each gauge's node (an Expr) and its change points (gauges.Gauge)
+        self.gauge_points = [Gauge(self.ex.expr(g.expr)) for g in program.gauges]
+        self.gauge_fns = [g.node for g in self.gauge_points]
         # trace: its sessions; with arrival times (a serq extension), they are the arrivals
         self.trace = trace
         self.trace_ordered = program.trace_ordered
@@ -275,6 +278,8 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
                    tuples=cython.bint, countdown=cython.Py_ssize_t,
                    same_instant=cython.Py_ssize_t, instant_cap=cython.Py_ssize_t,
                    i=cython.Py_ssize_t)
+    @cython.boundscheck(False)  # (an iteration end's stage index is one of stages')
+    @cython.wraparound(False)
     def loop(self):
         """The main loop (interpreter.md §3.3): pop the next event, move the clock, handle
         the event (§3.4), settle (§4), until the heap is empty, the next event lies past the
@@ -344,12 +349,11 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
                 poll()
             if hooks is not None:
                 serial = hooks.before(kind, x, y)
-            if kind == finish:
-                if cython.compiled:  # a C index and an unchecked cast (every item is a Stage)
-                    i = x
-                    cython.cast(Stage, stages[i]).finish(y, z)
+            if kind == finish:  # (x is the stage itself: no index to convert and look up)
+                if cython.compiled:  # an unchecked cast (x is a Stage)
+                    cython.cast(Stage, x).finish(y, z)
                 else:
-                    stages[x].finish(y, z)
+                    x.finish(y, z)
             elif kind == iteration:
                 i = x
                 st = stages[i]
@@ -444,6 +448,8 @@ def renewal_gap(sim) -> cython.double:
 
 @cython.cfunc
 @cython.exceptval(-1)
+@cython.boundscheck(False)  # (i < len(stages))
+@cython.wraparound(False)
 @cython.locals(sim=RunState, ready=ReadyQueue, heap=list, pending_now=cython.bint,
                stages=list, i=cython.Py_ssize_t, compiled=cython.bint)
 def settle_state(sim, compiled=cython.compiled) -> cython.int:
@@ -458,7 +464,10 @@ def settle_state(sim, compiled=cython.compiled) -> cython.int:
         run_ready(sim)
         if sim.active_pools:  # (none active: the pass has nothing to visit)
             visit_active_pools(sim, True)
-        if not ((ready.head < ready.tail) if compiled else ready):
+        if compiled:  # (two tests: one expression of both would make a bool object)
+            if ready.head >= ready.tail:
+                break
+        elif not ready:
             break
     if HEAPQ:
         heap = sim.heap
@@ -552,39 +561,45 @@ def record(sim, compiled=cython.compiled) -> cython.int:
 
 @cython.cfunc
 @cython.exceptval(-1)
-@cython.locals(sim=RunState, fns=list, points=list, k=cython.Py_ssize_t, times=list,
-               values=list, now=cython.double, v=cython.double, last=cython.double, g=Expr)
+@cython.boundscheck(False)  # k < len(gauges); n - 2 >= 0 where read
+@cython.wraparound(False)
+@cython.locals(sim=RunState, gauges=list, k=cython.Py_ssize_t, n=cython.Py_ssize_t,
+               now=cython.double, v=cython.double, g=Gauge)
 def read_gauges(sim) -> cython.int:
     """Read the gauges (interpreter.md §11) in the state the finished instant left: a value
     is kept with its time when it differs from the last one kept (``same_value``), and a
     second reading at one time replaces the first (dropped if it equals the one before).
-    Compiled, a gauge's node (``exprnodes.Expr``) is evaluated with a C call, its value a C
-    double until it is kept."""
+    A gauge's points are ``g.n`` items of ``g.times`` and ``g.values`` (``gauges.Gauge``:
+    lists interpreted, C arrays of doubles compiled, the same subscripts). Compiled, a
+    gauge's node (``exprnodes.Expr``) is evaluated with a C call, and its value stays a C
+    double: no float object is made per reading."""
     now = sim.now
     sim.cur = None
     na = sim.na
-    fns = sim.gauge_fns
-    points = sim.gauge_points
-    for k in range(len(fns)):
-        times, values = points[k]
-        if cython.compiled:  # unchecked: every one is an Expr (Sim.__init__)
-            g = cython.cast(Expr, fns[k])
-            v = g.ev(na)
+    gauges = sim.gauge_points
+    for k in range(len(gauges)):
+        if cython.compiled:  # unchecked: every one is a Gauge (Sim.__init__)
+            g = cython.cast(Gauge, gauges[k])
         else:
-            v = fns[k].ev(na)
-        last = times[-1] if times else math.nan  # compiled: C doubles compared, no float made
-        if last == now:
-            values[-1] = v
-            if len(values) >= 2 and same_value(values[-2], v):
-                times.pop()
-                values.pop()
-        elif not values or not same_value(values[-1], v):
-            times.append(now)
-            values.append(v)
+            g = gauges[k]
+        v = g.node.ev(na)
+        n = g.n
+        if n and g.times[n - 1] == now:
+            if n >= 2 and same_value(g.values[n - 2], v):
+                g.n = n - 1
+            else:
+                g.values[n - 1] = v
+        elif n == 0 or not same_value(g.values[n - 1], v):
+            if n == g.cap:
+                g.grow()
+            g.times[n] = now
+            g.values[n] = v
+            g.n = n + 1
     return 0
 
 
 @cython.cfunc
+@cython.exceptval(check=False)
 @cython.locals(x=cython.double, y=cython.double)
 def same_value(x, y) -> cython.bint:
     """IEEE total-order equality: -0 and +0 differ, NaN equals NaN."""

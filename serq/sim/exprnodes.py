@@ -8,6 +8,8 @@ and no float object but at its leaves that hold Python objects (an attribute rea
 aggregate: floats in both modes). A caller holding a node typed ``Expr`` evaluates it in C
 too; a Python caller calls its bound ``ev`` (``exprs.function``). The nodes that call on the
 simulator (a stage's or pool's function, a claim's aggregate) are ``serq.sim.fnnodes``'.
+Every node class but the bases (``Expr``, ``CtxRead``, ``Binary``) is final: a C call of its
+``ev`` then skips Cython's test for an override by a Python subclass (none can exist).
 Interpreted, they are plain classes, and the shapes that read a constant, an attribute or
 ``now`` in place save a Python call per operand.
 
@@ -137,6 +139,7 @@ class Expr:
         raise NotImplementedError
 
 
+@cython.final
 @cython.cclass
 class Const(Expr):
     shape = K
@@ -150,6 +153,7 @@ class Const(Expr):
         return self.value
 
 
+@cython.final
 @cython.cclass
 class Attr(Expr):
     shape = A
@@ -163,6 +167,7 @@ class Attr(Expr):
         return a[self.slot]
 
 
+@cython.final
 @cython.cclass
 class Now(Expr):
     """The clock."""
@@ -187,6 +192,7 @@ class CtxRead(Expr):
         self.c = ctx
 
 
+@cython.final
 @cython.cclass
 class Waited(CtxRead):
     @cython.ccall
@@ -194,6 +200,7 @@ class Waited(CtxRead):
     def ev(self, a) -> cython.double: return self.c.waited  # noqa: E704  (one line per variable)
 
 
+@cython.final
 @cython.cclass
 class Size(CtxRead):
     @cython.ccall
@@ -201,6 +208,7 @@ class Size(CtxRead):
     def ev(self, a) -> cython.double: return self.c.size  # noqa: E704
 
 
+@cython.final
 @cython.cclass
 class Age(CtxRead):
     @cython.ccall
@@ -208,6 +216,7 @@ class Age(CtxRead):
     def ev(self, a) -> cython.double: return self.c.age  # noqa: E704
 
 
+@cython.final
 @cython.cclass
 class Last(CtxRead):
     @cython.ccall
@@ -215,6 +224,7 @@ class Last(CtxRead):
     def ev(self, a) -> cython.double: return self.c.last  # noqa: E704
 
 
+@cython.final
 @cython.cclass
 class Queued(CtxRead):
     @cython.ccall
@@ -222,6 +232,7 @@ class Queued(CtxRead):
     def ev(self, a) -> cython.double: return self.c.queued  # noqa: E704
 
 
+@cython.final
 @cython.cclass
 class Count(CtxRead):
     @cython.ccall
@@ -229,6 +240,7 @@ class Count(CtxRead):
     def ev(self, a) -> cython.double: return self.c.n  # noqa: E704
 
 
+@cython.final
 @cython.cclass
 class Ntok(CtxRead):
     @cython.ccall
@@ -236,6 +248,7 @@ class Ntok(CtxRead):
     def ev(self, a) -> cython.double: return self.c.ntok  # noqa: E704
 
 
+@cython.final
 @cython.cclass
 class Ndec(CtxRead):
     @cython.ccall
@@ -243,6 +256,7 @@ class Ndec(CtxRead):
     def ev(self, a) -> cython.double: return self.c.ndec  # noqa: E704
 
 
+@cython.final
 @cython.cclass
 class Npre(CtxRead):
     @cython.ccall
@@ -250,6 +264,7 @@ class Npre(CtxRead):
     def ev(self, a) -> cython.double: return self.c.npre  # noqa: E704
 
 
+@cython.final
 @cython.cclass
 class Nres(CtxRead):
     @cython.ccall
@@ -257,6 +272,7 @@ class Nres(CtxRead):
     def ev(self, a) -> cython.double: return self.c.nres  # noqa: E704
 
 
+@cython.final
 @cython.cclass
 class Kvb(CtxRead):
     @cython.ccall
@@ -264,6 +280,7 @@ class Kvb(CtxRead):
     def ev(self, a) -> cython.double: return self.c.kvb  # noqa: E704
 
 
+@cython.final
 @cython.cclass
 class Kvp(CtxRead):
     @cython.ccall
@@ -271,6 +288,7 @@ class Kvp(CtxRead):
     def ev(self, a) -> cython.double: return self.c.kvp  # noqa: E704
 
 
+@cython.final
 @cython.cclass
 class Attn(CtxRead):
     @cython.ccall
@@ -278,6 +296,7 @@ class Attn(CtxRead):
     def ev(self, a) -> cython.double: return self.c.attn  # noqa: E704
 
 
+@cython.final
 @cython.cclass
 class Decoding(CtxRead):
     @cython.ccall
@@ -285,6 +304,7 @@ class Decoding(CtxRead):
     def ev(self, a) -> cython.double: return self.c.decoding  # noqa: E704
 
 
+@cython.final
 @cython.cclass
 class Admission(CtxRead):
     @cython.ccall
@@ -292,6 +312,7 @@ class Admission(CtxRead):
     def ev(self, a) -> cython.double: return self.c.admission  # noqa: E704
 
 
+@cython.final
 @cython.cclass
 class Remaining(CtxRead):
     @cython.ccall
@@ -299,6 +320,7 @@ class Remaining(CtxRead):
     def ev(self, a) -> cython.double: return self.c.remaining  # noqa: E704
 
 
+@cython.final
 @cython.cclass
 class Demand(CtxRead):
     @cython.ccall
@@ -306,6 +328,7 @@ class Demand(CtxRead):
     def ev(self, a) -> cython.double: return self.c.demand  # noqa: E704
 
 
+@cython.final
 @cython.cclass
 class Served(CtxRead):
     @cython.ccall
@@ -313,6 +336,7 @@ class Served(CtxRead):
     def ev(self, a) -> cython.double: return self.c.served  # noqa: E704
 
 
+@cython.final
 @cython.cclass
 class Arrived(CtxRead):
     @cython.ccall
@@ -331,6 +355,7 @@ CTX = {"Waited": Waited, "Size": Size, "Age": Age, "Last": Last, "Queued": Queue
 # -- operators: the shapes of their operands ------------------------------------------------
 
 
+@cython.final
 @cython.cclass
 class UnAttr(Expr):
     def __init__(self, f, slot):
@@ -349,6 +374,7 @@ class UnAttr(Expr):
             return self.op(a[self.slot])
 
 
+@cython.final
 @cython.cclass
 class Unary(Expr):
     def __init__(self, f, x):
@@ -376,6 +402,7 @@ class Binary(Expr):
         self.code = CODE2[f]
 
 
+@cython.final
 @cython.cclass
 class BinKA(Binary):
     def __init__(self, op, f, k, j):
@@ -394,6 +421,7 @@ class BinKA(Binary):
             return self.op(self.k, a[self.j])
 
 
+@cython.final
 @cython.cclass
 class BinKF(Binary):
     def __init__(self, op, f, k, y):
@@ -410,6 +438,7 @@ class BinKF(Binary):
             return self.op(self.k, self.y.ev(a))
 
 
+@cython.final
 @cython.cclass
 class BinAK(Binary):
     def __init__(self, op, f, i, k):
@@ -428,6 +457,7 @@ class BinAK(Binary):
             return self.op(a[self.i], self.k)
 
 
+@cython.final
 @cython.cclass
 class BinAA(Binary):
     def __init__(self, op, f, i, j):
@@ -447,6 +477,7 @@ class BinAA(Binary):
             return self.op(a[self.i], a[self.j])
 
 
+@cython.final
 @cython.cclass
 class BinAF(Binary):
     def __init__(self, op, f, i, y):
@@ -465,6 +496,7 @@ class BinAF(Binary):
             return self.op(a[self.i], self.y.ev(a))
 
 
+@cython.final
 @cython.cclass
 class BinFK(Binary):
     def __init__(self, op, f, x, k):
@@ -481,6 +513,7 @@ class BinFK(Binary):
             return self.op(self.x.ev(a), self.k)
 
 
+@cython.final
 @cython.cclass
 class BinFA(Binary):
     def __init__(self, op, f, x, j):
@@ -500,6 +533,7 @@ class BinFA(Binary):
             return self.op(self.x.ev(a), a[self.j])
 
 
+@cython.final
 @cython.cclass
 class BinFF(Binary):
     def __init__(self, op, f, x, y):
@@ -518,6 +552,7 @@ class BinFF(Binary):
             return self.op(self.x.ev(a), self.y.ev(a))
 
 
+@cython.final
 @cython.cclass
 class NowAttr(Binary):
     def __init__(self, op, f, sim, j):
@@ -536,6 +571,7 @@ class NowAttr(Binary):
             return self.op(self.sim.now, a[self.j])
 
 
+@cython.final
 @cython.cclass
 class NowSub(Expr):
     """``now - a[j]`` (``-``: Python's and C's are arith's, see ``binary_op``)."""
@@ -552,6 +588,7 @@ class NowSub(Expr):
         return self.sim.now - y
 
 
+@cython.final
 @cython.cclass
 class And(Expr):
     def __init__(self, x, y):
@@ -564,6 +601,7 @@ class And(Expr):
         return 1.0 if self.x.ev(a) != 0.0 and self.y.ev(a) != 0.0 else 0.0
 
 
+@cython.final
 @cython.cclass
 class Or(Expr):
     def __init__(self, x, y):
@@ -576,6 +614,7 @@ class Or(Expr):
         return 1.0 if self.x.ev(a) != 0.0 or self.y.ev(a) != 0.0 else 0.0
 
 
+@cython.final
 @cython.cclass
 class Cond(Expr):
     def __init__(self, c, x, y):

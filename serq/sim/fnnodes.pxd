@@ -21,6 +21,7 @@ cdef class Member(Expr):
 
 
 cdef class StageFn(Member):
+    cdef Stage st                     # the stage `base`, once read (x is None)
     cpdef double ev(self, a) except? -1.0
     cdef double of(self, Stage st) except? -1.0
 

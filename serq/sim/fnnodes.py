@@ -12,6 +12,9 @@ Compiled (``fnnodes.pxd``), a node holds the run typed (``state.RunState``) and 
 stage or pool from its list in C, and ``of`` is a C method on the typed stage (``stages.Stage``)
 or pool (``pools.PoolCore``): ``queue(front) + queue(app)`` in a gauge is evaluated with C
 calls only (issue 10; it was a Python call of a method of the simulator per function).
+A function of a fixed member keeps the stage once read (``StageFn.st``): the run makes its
+stages after the expressions, and never replaces them. The function classes are final (as
+``exprnodes``' nodes: no test for a Python override per call).
 Interpreted, ``ev`` calls ``of`` directly: one Python call per function, as before.
 
 A module of its own, apart from ``exprnodes`` (the nodes that only compute): these cimport
@@ -60,18 +63,29 @@ class Member(Expr):
 class StageFn(Member):
     """A stage function: ``of`` the stage selected."""
 
+    def __init__(self, sim, base, count, index):
+        Member.__init__(self, sim, base, count, index)
+        self.st = None  # the stage ``base``, once read (the run makes its stages after this)
+
     @cython.ccall
     @cython.exceptval(-1.0, check=True)
+    @cython.locals(st=Stage)
     def ev(self, a) -> cython.double:
-        st = self.sim.stages[self.base if self.x is None else self.at(a)]
-        if cython.compiled:  # unchecked: every item is a Stage (no type test per call)
-            return self.of(cython.cast(Stage, st))
+        """``of`` the stage: a fixed member is read from the run's list once and kept typed
+        (compiled, later readings go straight to its C ``of``)."""
+        if self.x is None:
+            st = self.st
+            if st is None:
+                st = self.st = self.sim.stages[self.base]
+        else:
+            st = self.sim.stages[self.at(a)]
         return self.of(st)
 
     def of(self, st):
         raise NotImplementedError
 
 
+@cython.final
 @cython.cclass
 class QueueFn(StageFn):
     """``queue(s)``: the jobs on the stage."""
@@ -80,6 +94,7 @@ class QueueFn(StageFn):
         return float(st.present())
 
 
+@cython.final
 @cython.cclass
 class BusyFn(StageFn):
     """``busy(s)``: the jobs in service."""
@@ -88,6 +103,7 @@ class BusyFn(StageFn):
         return float(st.busy())
 
 
+@cython.final
 @cython.cclass
 class WorkFn(StageFn):
     """``work(s)``: the work left on the stage."""
@@ -96,6 +112,7 @@ class WorkFn(StageFn):
         return st.work_left()
 
 
+@cython.final
 @cython.cclass
 class EstLambdaFn(StageFn):
     """``est_lambda(s)``: the estimated arrival rate (the stage's estimator)."""
@@ -104,6 +121,7 @@ class EstLambdaFn(StageFn):
         return st.est_lambda()
 
 
+@cython.final
 @cython.cclass
 class EstRhoFn(StageFn):
     """``est_rho(s)``: the estimated load, capped below 1."""
@@ -112,6 +130,7 @@ class EstRhoFn(StageFn):
         return st.est_rho()
 
 
+@cython.final
 @cython.cclass
 class EstWaitFn(StageFn):
     """``est_wait(s)``: the EWMA of the waits."""
@@ -136,6 +155,7 @@ class PoolFn(Member):
         raise NotImplementedError
 
 
+@cython.final
 @cython.cclass
 class UsedFn(PoolFn):
     """``used(p)``: the units held."""
@@ -144,6 +164,7 @@ class UsedFn(PoolFn):
         return pl.used
 
 
+@cython.final
 @cython.cclass
 class FreeFn(PoolFn):
     """``free(p)``: the capacity not held."""
@@ -152,6 +173,7 @@ class FreeFn(PoolFn):
         return pl.cap - pl.used
 
 
+@cython.final
 @cython.cclass
 class HoldersFn(PoolFn):
     """``holders(p)``: the holds on the pool."""
@@ -160,6 +182,7 @@ class HoldersFn(PoolFn):
         return float(len(pl.holders))
 
 
+@cython.final
 @cython.cclass
 class QueuedFn(PoolFn):
     """``queued(p)``: the requests waiting for the pool."""
@@ -168,6 +191,7 @@ class QueuedFn(PoolFn):
         return float(len(pl.queue))
 
 
+@cython.final
 @cython.cclass
 class CachedInFn(PoolFn):
     """``cachedin(p)``: the size of the current session's cache entry in the pool (0 where
@@ -182,6 +206,7 @@ class CachedInFn(PoolFn):
         return ent.size if ent is not None else 0.0
 
 
+@cython.final
 @cython.cclass
 class BudgetLeftFn(Member):
     """``budget_left(s)``: the step engine's (``StepOps.fn_budget_left``, a Python call)."""
@@ -192,6 +217,7 @@ class BudgetLeftFn(Member):
         return self.sim.fn_budget_left(self.base if self.x is None else self.at(a))
 
 
+@cython.final
 @cython.cclass
 class Price(Member):
     """``price(s, h, d)`` (§13), from the stage's estimator: the member first, then the two
@@ -226,6 +252,7 @@ FUNCTIONS = {"Queue": QueueFn, "Busy": BusyFn, "Work": WorkFn, "EstLambda": EstL
              "CachedIn": CachedInFn}
 
 
+@cython.final
 @cython.cclass
 class Fail(Expr):
     """An expression no run can evaluate (``ExprCompiler.bad``): the run stops there."""
@@ -242,6 +269,7 @@ class Fail(Expr):
         return NAN  # (not reached: fail raises)
 
 
+@cython.final
 @cython.cclass
 class Aggregate(Expr):
     """An aggregate of a claim `at end`, read from the observer when the claim is checked

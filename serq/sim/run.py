@@ -129,13 +129,12 @@ def out_of_memory(sim, program):
         err.time, err.session, err.statement = 0.0, None, None
         return err
     samples = sum(len(rec) for rec in sim.obs)
-    points = sum(len(times) for times, _ in sim.gauge_points)
+    points = sum(len(g) for g in sim.gauge_points)
     events = pending_events(sim)
     for rec in sim.obs:
         rec.release()
-    for times, values in sim.gauge_points:
-        times.clear()
-        values.clear()
+    for g in sim.gauge_points:
+        g.release()
     sim.pre_obs = None
     grew = sorted([(samples, f"{samples} observation samples (every `observe` keeps each "
                              f"value: a shorter horizon, or fewer observations, keeps fewer)"),
@@ -157,8 +156,8 @@ def build_report(sim, end):
     warmup = p.warmup
     span = end - warmup
     observes = [Observe(name, *rec.columns()) for name, rec in zip(p.observes, sim.obs)]
-    gauges = [Gauge(g.name, times, values, warmup, end)
-              for g, (times, values) in zip(p.gauges, sim.gauge_points)]
+    gauges = [Gauge(g.name, *kept.points(), warmup, end)
+              for g, kept in zip(p.gauges, sim.gauge_points)]
     stages = [Stage(**st.row(end, span)) for st in sim.stages]
     pools = [Pool(**pl.row(end)) for pl in sim.pools]
     return Report(horizon=p.horizon, end=end, warmup=warmup, seed=p.seed, events=sim.events,
