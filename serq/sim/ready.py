@@ -17,6 +17,10 @@ try:
 except ImportError:  # Cython not installed: the no-op stand-in, the module runs interpreted
     from serq import _cython_shim as cython
 
+if cython.compiled:
+    from cython.cimports.cpython.list import PyList_GET_ITEM, PyList_SET_ITEM
+    from cython.cimports.cpython.ref import Py_DECREF, Py_INCREF
+
 
 @cython.final
 @cython.cclass
@@ -39,14 +43,17 @@ class ReadyQueue:
         self.head = 0
         self.tail = 0
 
-    @cython.boundscheck(False)  # (the slots' indices head..tail-1 are in range)
-    @cython.wraparound(False)
     def append(self, s):
         """Queue ``s`` at the back."""
         slots = self.slots
         tail = self.tail
         if tail < len(slots):
-            slots[tail] = s   # the None a popleft left there
+            # the None a popleft left there: its slot takes ``s`` with a C store (what a
+            # list's item assignment does after its bounds and index checks, which the slots
+            # head..tail need not: issue 10)
+            Py_INCREF(s)
+            PyList_SET_ITEM(slots, tail, s)
+            Py_DECREF(None)
         else:
             if self.head > 0 and self.head >= tail >> 1:  # drop the front's spent slots
                 del slots[:self.head]
@@ -55,16 +62,16 @@ class ReadyQueue:
             slots.append(s)
         self.tail = tail + 1
 
-    @cython.boundscheck(False)
-    @cython.wraparound(False)
     def popleft(self):
-        """The session at the front, taken off the queue."""
+        """The session at the front, taken off the queue (its slot holds None again)."""
         head = self.head
         if head == self.tail:
             raise IndexError("pop from an empty ready queue")
         slots = self.slots
-        s = slots[head]
-        slots[head] = None
+        s = cython.cast(object, PyList_GET_ITEM(slots, head))  # (a new reference)
+        Py_DECREF(s)  # (the slot's, handed to s: None takes the slot)
+        Py_INCREF(None)
+        PyList_SET_ITEM(slots, head, None)
         head += 1
         if head == self.tail:
             head = self.tail = 0

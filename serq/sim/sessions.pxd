@@ -54,7 +54,7 @@ cdef class Spare:
     cdef Py_ssize_t at
     cdef keep(self, Session s)
 
-cdef Session new_session(Py_ssize_t serial, Py_ssize_t nattrs, list ops, Spare spare=*)
+cdef Session new_session(Py_ssize_t serial, Py_ssize_t nattrs, list ops, Spare spare)
 @cython.locals(i=Py_ssize_t, k=Py_ssize_t, j=Py_ssize_t, s=Session, fr=list, a=list,
                slots=list, old=Borrowed, zero=object)
 cdef Session recycled(Spare spare, Py_ssize_t nattrs)
@@ -67,6 +67,9 @@ from serq.sim.state cimport RunState
 from serq.sim.chain cimport Chain
 
 cpdef Session spawn(RunState self, object init=*)
+cdef take_turns(RunState self, Session s, object init)
+@cython.locals(a=list)
+cdef take_attrs(Session s, object init)
 cpdef run_workload_block(RunState self, Session s, list ops)
 cpdef execute(RunState self, Session s)
 cpdef end_session(RunState self, Session s)

@@ -30,7 +30,7 @@ from serq.sim.fmt import display as show_num
 if cython.compiled:
     from cython.cimports.cpython.list import PyList_GET_ITEM, PyList_SET_ITEM
     from cython.cimports.cpython.object import PyObject
-    from cython.cimports.cpython.ref import Py_INCREF, Py_REFCNT, Py_XDECREF
+    from cython.cimports.cpython.ref import Py_DECREF, Py_INCREF, Py_REFCNT, Py_XDECREF
     from cython.cimports.serq.sim.chain import Chain
     from cython.cimports.serq.sim.exprnodes import Expr
     from cython.cimports.serq.sim.observations import Observations
@@ -82,7 +82,7 @@ class Session:
 
 
 @cython.locals(s=Session)
-def new_session(serial, nattrs, ops, spare=None):
+def new_session(serial, nattrs, ops, spare):
     """A session at the start of the session block ``ops``. ``__new__`` and the stores here,
     not ``__init__``: compiled, a C allocation and C stores (a call of the class goes through
     Python's call protocol); interpreted, a plain function call is cheaper than a class's
@@ -137,7 +137,8 @@ class Spare:
 @cython.wraparound(False)
 def recycled(spare, nattrs):
     """Compiled only: one of the oldest ``SPARE_PROBES`` sessions of ``spare`` that nothing
-    else holds (its references: ``spare``'s and this function's), the oldest such, taken
+    else holds (its one reference is ``spare``'s: the slots are read as borrowed pointers,
+    without a reference count or a type test, issue 10), the oldest such, taken
     off ``spare`` and set back to how a new session starts (the class's start values, and
     its ``nattrs`` attributes 0.0: its own list kept when nothing else holds that either;
     ``new_session`` sets the rest), or None. More than the oldest: arrivals in a row take
@@ -145,13 +146,16 @@ def recycled(spare, nattrs):
     slots = spare.slots
     i = spare.at
     for k in range(SPARE_PROBES):
-        s = slots[i]
-        if s is not None and Py_REFCNT(s) == 2:
+        old = PyList_GET_ITEM(slots, i)  # (a session or None: only the ring holds it at 1)
+        if Py_REFCNT(cython.cast(object, old)) == 1:
             break
         i = (i + 1) & (SPARE_MAX - 1)
     else:
         return None
-    slots[i] = None
+    s = cython.cast(Session, old)  # (no type test: the ring holds sessions and None only)
+    Py_INCREF(None)
+    PyList_SET_ITEM(slots, i, None)  # (the ring's reference, handed to s)
+    Py_DECREF(s)
     a = s.attrs
     if Py_REFCNT(a) == 2:  # (its and a's): each slot 0.0, stored where it is not already
         zero = 0.0
@@ -227,13 +231,35 @@ def u32(x):
 
 
 @cython.ccall
+@cython.boundscheck(False)  # (attribute slots: in range, validate.py checks every slot)
+@cython.wraparound(False)
 @cython.locals(s=Session)
 def spawn(self: RunState, init=None) -> Session:
     """A new session (§5.1): its serial set, its trace turns chosen, last on the live
-    sessions' chain, its workload ``init`` run, and queued ready."""
+    sessions' chain, its workload ``init`` run, and queued ready. What only a replayed or
+    traced run does is in ``take_turns`` and ``take_attrs``: compiled, the common spawn then
+    keeps none of their objects as locals (each one a reference released on return)."""
     s = new_session(self.next_serial, self.nattrs, self.session_ops, self.spare)
     self.next_serial += 1
     s.attrs[self.slot_serial] = float(s.serial)
+    if init is not None or self.trace is not None:
+        take_turns(self, s, init)
+    s.link = self.live_chain.append(s)
+    self.live += 1
+    self.arrivals += 1
+    if self.init_ops:
+        run_workload_block(self, s, self.init_ops)
+    if init is not None:
+        take_attrs(s, init)
+    if self.hooks is not None:
+        self.hooks.session(s)
+    self.ready.append(s)
+    return s
+
+
+def take_turns(self: RunState, s: Session, init):
+    """``spawn``'s choice of the turns of ``s``: its script's (a replayed session ``init``
+    with turns), else one of the trace's."""
     if init is not None and init.turns:
         s.script = True
         s.trace_turns = init.turns
@@ -241,19 +267,13 @@ def spawn(self: RunState, init=None) -> Session:
         n = len(self.trace)
         k = s.serial % n if self.trace_ordered else self.rngs["trace"].range_u32(0, n - 1)
         s.trace_turns = self.trace[k]
-    s.link = self.live_chain.append(s)
-    self.live += 1
-    self.arrivals += 1
-    if self.init_ops:
-        run_workload_block(self, s, self.init_ops)
-    if init is not None:
-        a = s.attrs
-        for slot, v in init.attrs:
-            a[slot] = v
-    if self.hooks is not None:
-        self.hooks.session(s)
-    self.ready.append(s)
-    return s
+
+
+def take_attrs(s: Session, init):
+    """``spawn``'s last step for a replayed session ``init``: its attributes' values."""
+    a = s.attrs
+    for slot, v in init.attrs:
+        a[slot] = v
 
 
 @cython.ccall
@@ -274,7 +294,8 @@ def run_workload_block(self: RunState, s: Session, ops: list):
 
 
 @cython.ccall
-@cython.locals(frames=list, fr=list, ops=list, pc=cython.Py_ssize_t, kind=cython.int, op=Op)
+@cython.locals(frames=list, fr=list, ops=list, pc=cython.Py_ssize_t, kind=cython.int,
+               stop=cython.bint)
 def execute(self: RunState, s: Session):
     """Step ``s`` until it stops: the innermost frame's next statement, or the session
     block's when no frame is left; the session ends after its block's last. A loop frame
@@ -283,8 +304,8 @@ def execute(self: RunState, s: Session):
     matter)."""
     self.cur = s
     while s.status == READY:
-        frames = s.frames  # (an op may have made it: enter_block)
-        if frames:
+        if s.frames:  # (an op may have made it: enter_block)
+            frames = s.frames
             fr = frames[-1]
             ops = fr[0]
             pc = fr[1]
@@ -318,11 +339,11 @@ def execute(self: RunState, s: Session):
             else:
                 end_session(self, s)
                 return
-        if cython.compiled:  # a block's list holds ops only: no type test
-            op = cython.cast(Op, ops[pc])
+        if cython.compiled:  # a block's list holds ops only (no type test), pc < len(ops)
+            stop = cython.cast(Op, PyList_GET_ITEM(ops, pc)).run(s)
         else:
-            op = ops[pc]
-        if op.run(s):
+            stop = ops[pc].run(s)
+        if stop:
             return
 
 
@@ -569,6 +590,8 @@ class SetNow(Op):
         self.sim = sim
         self.slot = slot
 
+    @cython.boundscheck(False)  # (attribute slots: in range, validate.py checks every slot)
+    @cython.wraparound(False)
     def run(self, s):
         s.attrs[self.slot] = self.sim.now
         return False
@@ -582,6 +605,8 @@ class SetExpr(Op):
         self.slot = slot
         self.f = f
 
+    @cython.boundscheck(False)  # (attribute slots: in range, validate.py checks every slot)
+    @cython.wraparound(False)
     @cython.locals(a=list)
     def run(self, s):
         a = s.attrs
@@ -601,6 +626,8 @@ class Observe(Op):
         self.rec = sim.obs[k]
         self.slot_turn = sim.p.slot_turn
 
+    @cython.boundscheck(False)  # (attribute slots: in range, validate.py checks every slot)
+    @cython.wraparound(False)
     @cython.locals(a=list, S=RunState)
     def run(self, s):
         S = self.sim

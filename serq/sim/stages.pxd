@@ -108,7 +108,6 @@ cdef class PsStage(Stage):
     cdef public list tags
     cdef public Py_ssize_t held       # compiled: the jobs on the heap, tags[:held]
     cdef public object epoch          # an int object, as the Finish events carry it
-    cdef public object slot           # index, an int object (the Finish events')
     cdef public bint due              # a Finish of epoch is pending
     cdef public bint dirty
 
