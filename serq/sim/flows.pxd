@@ -20,6 +20,6 @@ cdef class SharedStage(Stage):
     cdef public double cap
     cdef public dict flows
 
-    cpdef void record(self, double now)
+    cpdef void record(self, double now) noexcept  # (Stage.record's signature)
     cpdef void add_job(self, object owner, double work, str mode, object growing)
     cpdef void finish(self, object jid, object epoch)

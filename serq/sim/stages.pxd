@@ -60,7 +60,7 @@ cdef class Stage:
     cdef public Py_ssize_t e_gaps     # 1 once there is a gap between starts, else 0
     cdef public double e_last
 
-    cpdef void record(self, double now)
+    cpdef void record(self, double now) noexcept  # (no error check per stage and event)
     cpdef void add_job(self, object owner, double work, str mode, object growing)
     cpdef void finish(self, object jid, object epoch)
     cpdef Job new_job(self, object owner, double work, str mode, object growing)
@@ -81,11 +81,11 @@ cdef class FifoStage(Stage):
     cdef public Chain chain           # the jobs, in the order they came in (chain.py)
     cdef public Job queued            # the first job that waits, or None
 
-    cpdef void record(self, double now)
+    cpdef void record(self, double now) noexcept  # (no error check per stage and event)
     cpdef void add_job(self, object owner, double work, str mode, object growing)
     cpdef void fill(self)
     cpdef void finish(self, object jid, object epoch)
-    cdef void unlink(self, Job j)
+    cdef void unlink(self, Job j) noexcept
     cpdef Py_ssize_t present(self)
     cpdef Py_ssize_t busy(self)
 
