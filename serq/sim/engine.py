@@ -278,6 +278,8 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
                    tuples=cython.bint, countdown=cython.Py_ssize_t,
                    same_instant=cython.Py_ssize_t, instant_cap=cython.Py_ssize_t,
                    i=cython.Py_ssize_t)
+    @cython.boundscheck(False)  # (an iteration end's stage index is one of stages')
+    @cython.wraparound(False)
     def loop(self):
         """The main loop (interpreter.md §3.3): pop the next event, move the clock, handle
         the event (§3.4), settle (§4), until the heap is empty, the next event lies past the
@@ -347,12 +349,11 @@ class Sim(RunState, SessionOps, StageOps, FlowOps, PoolOps, StepOps):
                 poll()
             if hooks is not None:
                 serial = hooks.before(kind, x, y)
-            if kind == finish:
-                if cython.compiled:  # a C index and an unchecked cast (every item is a Stage)
-                    i = x
-                    cython.cast(Stage, stages[i]).finish(y, z)
+            if kind == finish:  # (x is the stage itself: no index to convert and look up)
+                if cython.compiled:  # an unchecked cast (x is a Stage)
+                    cython.cast(Stage, x).finish(y, z)
                 else:
-                    stages[x].finish(y, z)
+                    x.finish(y, z)
             elif kind == iteration:
                 i = x
                 st = stages[i]
@@ -447,6 +448,8 @@ def renewal_gap(sim) -> cython.double:
 
 @cython.cfunc
 @cython.exceptval(-1)
+@cython.boundscheck(False)  # (i < len(stages))
+@cython.wraparound(False)
 @cython.locals(sim=RunState, ready=ReadyQueue, heap=list, pending_now=cython.bint,
                stages=list, i=cython.Py_ssize_t, compiled=cython.bint)
 def settle_state(sim, compiled=cython.compiled) -> cython.int:
@@ -461,7 +464,10 @@ def settle_state(sim, compiled=cython.compiled) -> cython.int:
         run_ready(sim)
         if sim.active_pools:  # (none active: the pass has nothing to visit)
             visit_active_pools(sim, True)
-        if not ((ready.head < ready.tail) if compiled else ready):
+        if compiled:  # (two tests: one expression of both would make a bool object)
+            if ready.head >= ready.tail:
+                break
+        elif not ready:
             break
     if HEAPQ:
         heap = sim.heap

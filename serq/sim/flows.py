@@ -224,4 +224,4 @@ class FlowOps:
                     best = (t, jid, f)
         if best is not None:
             t, jid, f = best
-            self.schedule(t, EV_FINISH, f.stages[0].index, jid, self.flow_epoch)
+            self.schedule(t, EV_FINISH, f.stages[0], jid, self.flow_epoch)

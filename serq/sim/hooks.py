@@ -211,7 +211,7 @@ class HookBus:
         if kind == EV_ARRIVE:
             return sim.next_serial
         if kind == EV_FINISH:
-            j = sim.stages[x].finishing(y)
+            j = x.finishing(y)  # (x is the stage)
             return j.owner.serial if j is not None and j.owner is not None else None
         if kind == EV_LEASE:
             return x.serial

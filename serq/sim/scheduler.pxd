@@ -23,7 +23,6 @@ cdef class Scheduler:
     cdef public double now
     cdef public list heap
     cdef public Py_ssize_t pending    # compiled: the events are the heap's first `pending` slots
-    cdef Event spare                  # compiled: the last event popped, the next post's object
     cdef public Py_ssize_t seq
     cdef public Py_ssize_t events
     cpdef schedule(self, double t, int kind, x=*, y=*, z=*)
@@ -39,11 +38,9 @@ cdef inline bint earlier(Slot a, Slot b) noexcept
 cdef inline void sift_down(Slots items, Py_ssize_t start, Py_ssize_t pos) noexcept
 @cython.locals(new=Slot, start=Py_ssize_t, child=Py_ssize_t)
 cdef inline void sift_up(Slots items, Py_ssize_t end, Py_ssize_t pos) noexcept
-@cython.locals(heap=list, n=Py_ssize_t)
-cdef int push(Scheduler sched, Event ev) except -1
-@cython.locals(n=Py_ssize_t, items=Slots, first=Event)
+@cython.locals(n=Py_ssize_t, items=Slots, first=Slot)
 cpdef Event pop_until(Scheduler sched, double horizon)
 @cython.locals(heap=list)
 cpdef bint due(Scheduler sched, double now) noexcept
-@cython.locals(ev=Event)
+@cython.locals(ev=Event, heap=list, n=Py_ssize_t)
 cpdef int post(Scheduler sched, double t, int kind, x, y, z) except -1

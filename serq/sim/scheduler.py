@@ -12,18 +12,20 @@ What an event is depends on the engine, the order never does:
   fastest heap CPython has (its C functions compare the tuples, which order by time, then
   by ``seq``);
 * compiled, an ``Event`` (a C struct, ``scheduler.pxd``: the time a C double, ``seq`` a C
-  integer) in the first ``pending`` slots of the list, kept by ``push`` and ``pop_until``
+  integer) in the first ``pending`` slots of the list, kept by ``post`` and ``pop_until``
   below, which are heapq's own algorithm with ``earlier`` as the comparison: a C comparison
   of two numbers instead of a tuple comparison through Python's objects, and no float, int
   or tuple object made per event (issue 10). ``earlier`` is the tuples' order written out
   (the time decides when the times differ, else ``seq``; a NaN time differs from every
   time, as in a tuple), and the sift is heapq's step for step, so both engines pop the same
-  events in the same order. The sifts move the slots' pointers in C; the list never
-  shrinks (the slots past ``pending`` hold None), so it is not reallocated as it would be
-  by a pop and a push every event. The event ``pop_until`` returns is kept as the
-  scheduler's ``spare``, and the next ``post`` fills that object in again instead of making a
-  new one: the loop takes an event's fields before it handles the event (it schedules
-  nothing before), so a run makes one Event object per pending event, not one per event.
+  events in the same order. The sifts move the slots' pointers in C. The list never
+  shrinks: a pop moves the popped event to the slot it frees (the last in use, whose event
+  goes to the root), and a ``post`` fills in again the event of the first slot past the
+  pending ones (appending a new one only when every slot is in use). So a run makes one
+  Event object per pending event, not one per event, and a pop and a push change no
+  reference count and never resize the list. The loop takes an event's fields before it
+  handles the event (it schedules nothing before), so the event it popped may be the next
+  one a ``post`` fills in.
 
 ``TUPLES`` says which: the engine's loop reads it, not its own mode, as a module that
 cimports a changed module runs interpreted beside a compiled scheduler (``serq.compiled``).
@@ -40,8 +42,7 @@ try:
 except ImportError:  # Cython not installed: the no-op stand-in, the module runs interpreted
     from serq import _cython_shim as cython
 
-if cython.compiled:  # the heap's slots as C pointers (push, pop_until and the sifts)
-    from cython.cimports.cpython.ref import Py_DECREF, Py_INCREF, PyObject
+if cython.compiled:  # the heap's slots as C pointers (post, pop_until and the sifts)
     from cython.cimports.cpython.sequence import PySequence_Fast_ITEMS
 
 
@@ -53,7 +54,7 @@ class EventKind(enum.IntEnum):
     kind the hooks report (``hooks.EVENT_KINDS``)."""
     WARMUP = 0         # the end of the warm-up; x, y, z unused
     ARRIVE = 1         # an arrival of the arrival process; unused
-    FINISH = 2         # stage index, job id, epoch (§7)
+    FINISH = 2         # the stage itself, job (id), epoch (§7)
     ITERATION_END = 3  # step stage index, epoch, unused (§8.6)
     LEASE_END = 4      # session, its serial, lease id (§9.7)
 
@@ -116,44 +117,29 @@ def sift_up(items, end, pos):
     sift_down(items, start, pos)
 
 
-def push(sched, ev):
-    """heapq's ``heappush``, on events: ``ev`` into slot ``pending`` (appended when every
-    slot is in use), then sifted down."""
-    heap = sched.heap
-    n = sched.pending
-    if n < len(heap):
-        heap[n] = ev   # the None a pop left there
-    else:
-        heap.append(ev)
-    sched.pending = n + 1
-    sift_down(PySequence_Fast_ITEMS(heap), 0, n)
-    return 0
-
-
 def pop_until(sched, horizon):
     """heapq's ``heappop``, on events: the first event, taken off the heap, if one is
     pending at ``horizon`` or before; else None.
 
-    The popped slot (the last in use, whose event moves to the root) gets None and the heap
-    does not shrink: a run has a few pending events and pops millions, and a list that
-    shrinks and grows again by one reallocates its array every few events (issue 10)."""
+    The last event in use moves to the root and the popped one to the slot it frees, past
+    the pending ones, where the next ``post`` fills it in again (the module's docstring):
+    the slots are only permuted, and the list keeps its size (a run has a few pending
+    events and pops millions; a list that shrinks and grows again by one reallocates its
+    array every few events, issue 10)."""
     n = sched.pending
     if n == 0:
         return None
     items = PySequence_Fast_ITEMS(sched.heap)
-    first = cython.cast(Event, items[0])
-    if first.t > horizon:
+    first = items[0]
+    if cython.cast(Event, first).t > horizon:
         return None
     n -= 1
     sched.pending = n
     items[0] = items[n]
-    Py_INCREF(None)
-    items[n] = cython.cast(cython.pointer(PyObject), None)
+    items[n] = first
     if n > 0:
         sift_up(items, n, 0)
-    sched.spare = first  # for the next post to fill in (the module's docstring)
-    Py_DECREF(first)     # the slot's reference (``first`` holds its own)
-    return first
+    return cython.cast(Event, first)
 
 
 def due(sched, now):
@@ -189,7 +175,6 @@ class Scheduler:
         self.now = 0.0
         self.heap = []
         self.pending = 0  # compiled: the events are the heap's first ``pending`` slots
-        self.spare = None  # compiled: the last event popped, the next post's object
         self.seq = 0
         self.events = 0
 
@@ -203,21 +188,27 @@ class Scheduler:
 def post(sched, t, kind, x, y, z):
     """``Scheduler.schedule``'s body, a function: compiled (``scheduler.pxd``), code that holds
     the run typed calls it in C without the method's check for an override in ``Sim`` (a
-    look-up of the version of the instance's dictionary per call)."""
+    look-up of the version of the instance's dictionary per call). Compiled, heapq's
+    ``heappush`` on events: the event of slot ``pending`` (one handled already, the
+    module's docstring) is filled in, or a new one appended when every slot is in use, and
+    sifted down."""
     if not cython.compiled:  # TUPLES
         heappush(sched.heap, (t, sched.seq, kind, x, y, z))
     else:
-        ev = sched.spare
-        if ev is None:
-            ev = Event.__new__(Event)
+        heap = sched.heap
+        n = sched.pending
+        if n < len(heap):
+            ev = cython.cast(Event, PySequence_Fast_ITEMS(heap)[n])
         else:
-            sched.spare = None
+            ev = Event.__new__(Event)
+            heap.append(ev)
         ev.t = t
         ev.seq = sched.seq
         ev.kind = kind
         ev.x = x
         ev.y = y
         ev.z = z
-        push(sched, ev)
+        sched.pending = n + 1
+        sift_down(PySequence_Fast_ITEMS(heap), 0, n)
     sched.seq += 1
     return 0

@@ -212,7 +212,9 @@ class Stage:
     def settle(self, pending_now):
         """The stage's part of the settle (§4), for a stage whose kind ``settles``; the
         others have none. Compiled, a C method of every stage (``stages.pxd``), so that
-        ``engine.settle_state`` calls a ps or step stage's own in C."""
+        ``engine.settle_state`` calls a ps or step stage's own in C; its C result is an
+        ``int``, -1 on an error, so the caller tests no error state after every call."""
+        return 0
 
     def present(self):
         return len(self.jobs)
@@ -293,7 +295,7 @@ class FifoStage(Stage):
         now = sim.now
         j.started = now
         self.running += 1
-        post(sim, now + j.work, EV_FINISH, self.index, j, None)
+        post(sim, now + j.work, EV_FINISH, self, j, None)
 
     @cython.locals(j=Job)
     def finish(self, jid, epoch):
@@ -370,8 +372,8 @@ class PsStage(Stage):
     number of jobs) shared evenly. A job's tag is the virtual time it finishes at; the job
     with the least ``(tag, id)`` finishes first, at the time ``reschedule`` computes after
     every change (a ``Finish`` of an older ``epoch`` is stale). The ``Finish`` carries the
-    job itself, not its id, ``slot``, the stage's index as an int object made once, and
-    ``epoch``, an int object: it moves on only when a ``Finish`` of it is pending (``due``),
+    stage and the job themselves (as every stage's does: the loop calls the stage's
+    ``finish`` with no index to convert and look up), and ``epoch``, an int object: it moves on only when a ``Finish`` of it is pending (``due``),
     the one change that must make a pending one stale; after its ``Finish`` came, the next
     one takes the same epoch (no int object made per reschedule, the same events stale as
     with a new epoch every time). As the epoch only grows and each new value is a new
@@ -397,7 +399,7 @@ class PsStage(Stage):
     Interpreted, an instance keeps its fields in its ``__dict__``, whose keys CPython 3.11
     shares between the instances of the class, and reads specialized, only up to 29 of them
     (``SHARED_KEYS_MAX_SIZE``): with a 30th every read of a field of the stage became a
-    look-up in its dict (+5 % instructions on mgc_ps). A ps stage has 28: add no field
+    look-up in its dict (+5 % instructions on mgc_ps). A ps stage has 27: add no field
     here or in ``Stage`` without counting."""
     settles = True
 
@@ -416,7 +418,6 @@ class PsStage(Stage):
         self.tags = []
         self.held = 0
         self.epoch = 0
-        self.slot = index
         self.due = False
         self.dirty = False
 
@@ -443,6 +444,7 @@ class PsStage(Stage):
     def settle(self, pending_now):
         if self.dirty:
             self.reschedule()
+        return 0
 
     @cython.locals(sim=RunState, now=cython.double, n=cython.Py_ssize_t, phi=cython.double,
                    tags=list, delay=cython.double, j=Job)
@@ -474,10 +476,11 @@ class PsStage(Stage):
                 heappop(tags)
             j = tags[0][2] if tags else None
         if j is None or not self.rate > 0:
-            return
+            return 0
         delay = (j.tag - self.v) / self.rate
-        post(sim, now + (delay if delay > 0 else 0.0), EV_FINISH, self.slot, j, self.epoch)
+        post(sim, now + (delay if delay > 0 else 0.0), EV_FINISH, self, j, self.epoch)
         self.due = True
+        return 0
 
     @cython.locals(j=Job)
     def finish(self, jid, epoch):
