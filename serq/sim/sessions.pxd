@@ -37,6 +37,7 @@ cdef class Session:
     cdef public Py_ssize_t spins
     cdef public double spin_time
     cdef public object grow
+    cdef public list spare_frame  # its last plain block's frame, for reuse (compiled: Branch)
 
 
 cdef Py_ssize_t LOOP_SPIN_LIMIT
@@ -53,6 +54,9 @@ cdef class Spare:
     cdef list slots
     cdef Py_ssize_t at
     cdef keep(self, Session s)
+
+@cython.locals(old=Borrowed)
+cdef void put(list a, Py_ssize_t i, object x) noexcept
 
 cdef Session new_session(Py_ssize_t serial, Py_ssize_t nattrs, list ops, Spare spare)
 @cython.locals(i=Py_ssize_t, k=Py_ssize_t, j=Py_ssize_t, s=Session, fr=list, a=list,

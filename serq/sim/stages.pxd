@@ -67,7 +67,7 @@ cdef class Stage:
     cpdef void job_done(self, Job j)
     cpdef double est_lambda(self)
     cpdef double est_rho(self)
-    cpdef void settle(self, bint pending_now)
+    cpdef int settle(self, bint pending_now) except -1  # (no error test per call: -1 says)
     cpdef void iter_end(self, object epoch)
     cpdef Py_ssize_t present(self)  # (C numbers: the gauges' `queue`/`busy` read no int object)
     cpdef Py_ssize_t busy(self)
@@ -108,9 +108,9 @@ cdef class PsStage(Stage):
     cdef public bint due              # a Finish of epoch is pending
     cdef public bint dirty
 
-    cdef void reschedule(self)
+    cdef int reschedule(self) except -1
     cdef inline void advance(self, double now) noexcept
-    cdef void leave(self, Job j)
+    cdef void leave(self, Job j) noexcept
 
 
 # a ps stage's compiled heap of Jobs (stages.py): the list's slots as C pointers, as the

@@ -219,7 +219,9 @@ class Stage:
     def settle(self, pending_now):
         """The stage's part of the settle (§4), for a stage whose kind ``settles``; the
         others have none. Compiled, a C method of every stage (``stages.pxd``), so that
-        ``engine.settle_state`` calls a ps or step stage's own in C."""
+        ``engine.settle_state`` calls a ps or step stage's own in C; its C result is an
+        ``int``, -1 on an error, so the caller tests no error state after every call."""
+        return 0
 
     def present(self):
         return len(self.jobs)
@@ -442,6 +444,7 @@ class PsStage(Stage):
     def settle(self, pending_now):
         if self.dirty:
             self.reschedule()
+        return 0
 
     @cython.locals(sim=RunState, now=cython.double, n=cython.Py_ssize_t, phi=cython.double,
                    tags=list, delay=cython.double, j=Job)
@@ -473,10 +476,11 @@ class PsStage(Stage):
                 heappop(tags)
             j = tags[0][2] if tags else None
         if j is None or not self.rate > 0:
-            return
+            return 0
         delay = (j.tag - self.v) / self.rate
         post(sim, now + (delay if delay > 0 else 0.0), EV_FINISH, self, j, self.epoch)
         self.due = True
+        return 0
 
     @cython.locals(j=Job)
     def finish(self, jid, epoch):

@@ -66,7 +66,7 @@ cdef class StepStage(Stage):
     cpdef void add_job(self, object owner, double work, str mode, object growing)
     cpdef Py_ssize_t present(self)
     cpdef Py_ssize_t busy(self)
-    cpdef void settle(self, bint pending_now)
+    cpdef int settle(self, bint pending_now) except -1
     cpdef plan(self, bint totals=*)
     cpdef list order(self, object totals)
     cpdef bint waiting(self)

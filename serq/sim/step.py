@@ -352,9 +352,10 @@ class StepStage(Stage):
     # -- an iteration (§8.3, §8.5) -------------------------------------------------------------------
     def settle(self, pending_now):
         if self.assigned is not None or pending_now:
-            return
+            return 0
         if self.residents or self.waiting():
             self.start_iteration()
+        return 0
 
     @cython.locals(pl=PoolCore)
     def waiting(self):
