@@ -10,7 +10,6 @@ reference build; the float operation order matters and is written out in each do
 * :class:`LogHist` -- the ITL histogram (exact mean, log-bucket quantiles).
 * :func:`observe_summary` -- an observation's ``count, mean, ci, cv2, p99`` from its samples.
 * :func:`gauge_stats` -- a gauge's ``mean, ci, min, max`` from its change points.
-* :class:`ChangePoints` -- the change-point rule of a gauge (§11).
 """
 from __future__ import annotations
 
@@ -30,7 +29,7 @@ else:
     _floor = math.floor
     _log = math.log
 
-__all__ = ["Welford", "TimeAvg", "LogHist", "ChangePoints", "T_95", "BATCHES", "LOG_STEP",
+__all__ = ["Welford", "TimeAvg", "LogHist", "T_95", "BATCHES", "LOG_STEP",
            "batch_means_ci", "p99", "total_order_key", "total_eq", "observe_summary",
            "gauge_stats"]
 
@@ -338,36 +337,6 @@ def total_eq(a, b):
     if a == b:
         return a != 0.0 or math.copysign(1.0, a) == math.copysign(1.0, b)
     return a != a and b != b and _pack(a) == _pack(b)
-
-
-class ChangePoints:
-    """A gauge's change points (§11): ``push(t, v)`` records the value an instant ends with.
-
-    If the last point has time ``t`` its value is overwritten (and the point dropped if the
-    value now equals the previous point's); otherwise a point is appended only if ``v`` differs
-    from the last value (total-order equality: ``-0.0`` differs from ``0.0``).
-    """
-
-    __slots__ = ("times", "values")
-
-    def __init__(self):
-        self.times = []
-        self.values = []
-
-    def push(self, t, v):
-        times, values = self.times, self.values
-        if times and times[-1] == t:
-            if len(values) >= 2 and total_eq(values[-2], v):
-                times.pop()
-                values.pop()
-            else:
-                values[-1] = v
-        elif not values or not total_eq(values[-1], v):
-            times.append(t)
-            values.append(v)
-
-    def __repr__(self):
-        return f"ChangePoints(times={self.times!r}, values={self.values!r})"
 
 
 def gauge_stats(times, values, warmup, end):

@@ -16,7 +16,7 @@ import struct
 
 import pytest
 
-from serq.sim.stats import (LOG_STEP, ChangePoints, LogHist, TimeAvg, Welford, batch_means_ci,
+from serq.sim.stats import (LOG_STEP, LogHist, TimeAvg, Welford, batch_means_ci,
                             gauge_stats, observe_summary, p99, total_order_key)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -337,25 +337,6 @@ def test_gauge_empty():
     assert math.isnan(mean) and ci == INF
     mean, ci, lo, hi = gauge_stats([0.0], [1.0], 1.0, 1.0)  # span 0
     assert math.isnan(mean) and ci == INF
-
-
-def test_change_points():
-    # hand, §11: same time overwrites (dropping the point if it now repeats the previous
-    # value); a new time appends only a changed value; -0.0 differs from 0.0
-    c = ChangePoints()
-    c.push(0.0, 1.0)
-    c.push(0.0, 2.0)  # overwrite
-    c.push(1.0, 2.0)  # unchanged: nothing
-    c.push(2.0, 3.0)
-    c.push(2.0, 2.0)  # back to the previous value: the point at 2 is dropped
-    c.push(3.0, -0.0)
-    c.push(4.0, 0.0)  # differs in total order
-    c.push(5.0, NAN)
-    c.push(6.0, NAN)  # same NaN: nothing
-    assert c.times == [0.0, 3.0, 4.0, 5.0]
-    assert [bits(v) for v in c.values] == [bits(2.0), bits(-0.0), bits(0.0), bits(NAN)]
-    with pytest.raises(AttributeError):
-        c.points = []
 
 
 # ---------------------------------------------------------------------------------------
