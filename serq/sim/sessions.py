@@ -2,7 +2,8 @@
 
 Every IR block is compiled once into a list of ops, one per statement (``Op``, one class per
 statement shape); a session runs by stepping its session block (``ops`` and ``pc``, fields of
-the session) under a stack of ``[ops, pc, kind, hold]`` frames for the blocks it entered. An op's ``run(s)`` returns True when the session must stop executing (it blocked,
+the session) under a stack of ``[ops, pc, kind, hold]`` frames for the blocks it entered. An
+op's ``run(s)`` returns True when the session must stop executing (it blocked,
 ended, or yielded its turn in the ready queue). Compiled, an op is a C struct and ``run`` a
 C call through its vtable (a closure called through Python's call protocol cost about a
 third of a run's instructions, issue 10).

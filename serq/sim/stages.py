@@ -373,7 +373,8 @@ class PsStage(Stage):
     with the least ``(tag, id)`` finishes first, at the time ``reschedule`` computes after
     every change (a ``Finish`` of an older ``epoch`` is stale). The ``Finish`` carries the
     stage and the job themselves (as every stage's does: the loop calls the stage's
-    ``finish`` with no index to convert and look up), and ``epoch``, an int object: it moves on only when a ``Finish`` of it is pending (``due``),
+    ``finish`` with no index to convert and look up), and ``epoch``, an int object: it moves on
+    only when a ``Finish`` of it is pending (``due``),
     the one change that must make a pending one stale; after its ``Finish`` came, the next
     one takes the same epoch (no int object made per reschedule, the same events stale as
     with a new epoch every time). As the epoch only grows and each new value is a new
