@@ -26,7 +26,7 @@ def _same(obj):
     return obj
 
 
-cclass = final = cfunc = ccall = _same
+cclass = final = cfunc = ccall = inline = _same
 
 
 def locals(**types):   # noqa: A001 - the name is Cython's

@@ -574,7 +574,8 @@ def read_gauges(sim) -> cython.int:
     gauge's node (``exprnodes.Expr``) is evaluated with a C call, and its value stays a C
     double: no float object is made per reading."""
     now = sim.now
-    sim.cur = None
+    if sim.cur is not None:  # no session's: a gauge's `cachedin` reads 0 (fnnodes)
+        sim.cur = None
     na = sim.na
     gauges = sim.gauge_points
     for k in range(len(gauges)):

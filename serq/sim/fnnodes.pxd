@@ -20,59 +20,64 @@ cdef class Member(Expr):
     cdef Py_ssize_t at(self, a) except -1
 
 
+# each function is its final class's `ev`, on the member stage_of/pool_of selects (C functions
+# the C compiler inlines there)
 cdef class StageFn(Member):
     cdef Stage st                     # the stage `base`, once read (x is None)
-    cpdef double ev(self, a) except? -1.0
-    cdef double of(self, Stage st) except? -1.0
+
+
+cdef Stage stage_of(StageFn f, a)
 
 
 cdef class QueueFn(StageFn):
-    cdef double of(self, Stage st) except? -1.0
+    cpdef double ev(self, a) except? -1.0
 
 
 cdef class BusyFn(StageFn):
-    cdef double of(self, Stage st) except? -1.0
+    cpdef double ev(self, a) except? -1.0
 
 
 cdef class WorkFn(StageFn):
-    cdef double of(self, Stage st) except? -1.0
+    cpdef double ev(self, a) except? -1.0
 
 
 cdef class EstLambdaFn(StageFn):
-    cdef double of(self, Stage st) except? -1.0
+    cpdef double ev(self, a) except? -1.0
 
 
 cdef class EstRhoFn(StageFn):
-    cdef double of(self, Stage st) except? -1.0
+    cpdef double ev(self, a) except? -1.0
 
 
 cdef class EstWaitFn(StageFn):
-    cdef double of(self, Stage st) except? -1.0
+    cpdef double ev(self, a) except? -1.0
 
 
 cdef class PoolFn(Member):
-    cpdef double ev(self, a) except? -1.0
-    cdef double of(self, PoolCore pl) except? -1.0
+    pass
+
+
+cdef PoolCore pool_of(PoolFn f, a)
 
 
 cdef class UsedFn(PoolFn):
-    cdef double of(self, PoolCore pl) except? -1.0
+    cpdef double ev(self, a) except? -1.0
 
 
 cdef class FreeFn(PoolFn):
-    cdef double of(self, PoolCore pl) except? -1.0
+    cpdef double ev(self, a) except? -1.0
 
 
 cdef class HoldersFn(PoolFn):
-    cdef double of(self, PoolCore pl) except? -1.0
+    cpdef double ev(self, a) except? -1.0
 
 
 cdef class QueuedFn(PoolFn):
-    cdef double of(self, PoolCore pl) except? -1.0
+    cpdef double ev(self, a) except? -1.0
 
 
 cdef class CachedInFn(PoolFn):
-    cdef double of(self, PoolCore pl) except? -1.0
+    cpdef double ev(self, a) except? -1.0
 
 
 cdef class BudgetLeftFn(Member):

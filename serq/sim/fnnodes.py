@@ -4,18 +4,23 @@ functions (``queue``, ``busy``, ``work``, ``est_lambda``, ``est_rho``, ``est_wai
 ``queued``, ``cachedin``), a claim's aggregate, and an expression no run can evaluate.
 ``serq.sim.exprs`` builds them (``FUNCTIONS``: the node class of each function).
 
-Each function's rule is written here, once, as its node class's ``of``: the value of the
-function for the stage (or pool) selected. The member is the function's argument: a fixed
-index (``base``) or one an expression selects (``x``, by ``S.ref_index``).
+Each function's rule is written here, once, as its node class's ``ev``: the value of the
+function for the stage (or pool) selected by its base class (``StageFn.stage``,
+``PoolFn.pool``). The member is the function's argument: a fixed index (``base``) or one an
+expression selects (``x``, by ``S.ref_index``).
 
 Compiled (``fnnodes.pxd``), a node holds the run typed (``state.RunState``) and reads the
-stage or pool from its list in C, and ``of`` is a C method on the typed stage (``stages.Stage``)
-or pool (``pools.PoolCore``): ``queue(front) + queue(app)`` in a gauge is evaluated with C
-calls only (issue 10; it was a Python call of a method of the simulator per function).
-A function of a fixed member keeps the stage once read (``StageFn.st``): the run makes its
-stages after the expressions, and never replaces them. The function classes are final (as
-``exprnodes``' nodes: no test for a Python override per call).
-Interpreted, ``ev`` calls ``of`` directly: one Python call per function, as before.
+stage or pool from its list in C; ``stage``/``pool`` are final C methods (a direct call, no
+vtable) and the function a C method of the typed stage (``stages.Stage``) or pool
+(``pools.PoolCore``): ``queue(front) + queue(app)`` in a gauge is evaluated with C calls only
+(issue 10; it was a Python call of a method of the simulator per function). A function of a
+fixed member keeps the stage once read (``StageFn.st``): the run makes its stages after the
+expressions, and never replaces them. The function classes are final (as ``exprnodes``'
+nodes): a C call of their ``ev`` skips Cython's test for an override by a Python subclass,
+and the selection and the function are one call, not a base class's ``ev`` calling a
+virtual method per function (issue 10: the gauge of ``mgc_ps.sq`` is read whenever the
+clock moves). Interpreted, ``ev`` calls ``stage`` (or ``pool``): one Python call per
+function, as before.
 
 A module of its own, apart from ``exprnodes`` (the nodes that only compute): these cimport
 the run, the stages and the pools, which import ``exprs`` (its shape constants), so
@@ -61,28 +66,27 @@ class Member(Expr):
 
 @cython.cclass
 class StageFn(Member):
-    """A stage function: ``of`` the stage selected."""
+    """A stage function: its rule is its final class's ``ev``, on the stage ``stage_of``
+    selects."""
 
     def __init__(self, sim, base, count, index):
         Member.__init__(self, sim, base, count, index)
         self.st = None  # the stage ``base``, once read (the run makes its stages after this)
 
-    @cython.ccall
-    @cython.exceptval(-1.0, check=True)
-    @cython.locals(st=Stage)
-    def ev(self, a) -> cython.double:
-        """``of`` the stage: a fixed member is read from the run's list once and kept typed
-        (compiled, later readings go straight to its C ``of``)."""
-        if self.x is None:
-            st = self.st
-            if st is None:
-                st = self.st = self.sim.stages[self.base]
-        else:
-            st = self.sim.stages[self.at(a)]
-        return self.of(st)
 
-    def of(self, st):
-        raise NotImplementedError
+@cython.cfunc
+@cython.inline
+def stage_of(f: StageFn, a) -> Stage:
+    """The stage ``f`` selects: a fixed member is read from the run's list once and kept
+    (typed compiled: later readings return it at once). A function, not a method: compiled,
+    each function's ``ev`` calls it directly, inlined by the C compiler (Cython calls a base
+    class's C method through the vtable from a subclass)."""
+    if f.st is not None:
+        return f.st
+    if f.x is not None:
+        return f.sim.stages[f.at(a)]
+    f.st = f.sim.stages[f.base]
+    return f.st
 
 
 @cython.final
@@ -90,8 +94,10 @@ class StageFn(Member):
 class QueueFn(StageFn):
     """``queue(s)``: the jobs on the stage."""
 
-    def of(self, st):
-        return float(st.present())
+    @cython.ccall
+    @cython.exceptval(-1.0, check=True)
+    def ev(self, a) -> cython.double:
+        return float(stage_of(self, a).present())
 
 
 @cython.final
@@ -99,8 +105,10 @@ class QueueFn(StageFn):
 class BusyFn(StageFn):
     """``busy(s)``: the jobs in service."""
 
-    def of(self, st):
-        return float(st.busy())
+    @cython.ccall
+    @cython.exceptval(-1.0, check=True)
+    def ev(self, a) -> cython.double:
+        return float(stage_of(self, a).busy())
 
 
 @cython.final
@@ -108,8 +116,10 @@ class BusyFn(StageFn):
 class WorkFn(StageFn):
     """``work(s)``: the work left on the stage."""
 
-    def of(self, st):
-        return st.work_left()
+    @cython.ccall
+    @cython.exceptval(-1.0, check=True)
+    def ev(self, a) -> cython.double:
+        return stage_of(self, a).work_left()
 
 
 @cython.final
@@ -117,8 +127,10 @@ class WorkFn(StageFn):
 class EstLambdaFn(StageFn):
     """``est_lambda(s)``: the estimated arrival rate (the stage's estimator)."""
 
-    def of(self, st):
-        return st.est_lambda()
+    @cython.ccall
+    @cython.exceptval(-1.0, check=True)
+    def ev(self, a) -> cython.double:
+        return stage_of(self, a).est_lambda()
 
 
 @cython.final
@@ -126,8 +138,10 @@ class EstLambdaFn(StageFn):
 class EstRhoFn(StageFn):
     """``est_rho(s)``: the estimated load, capped below 1."""
 
-    def of(self, st):
-        return st.est_rho()
+    @cython.ccall
+    @cython.exceptval(-1.0, check=True)
+    def ev(self, a) -> cython.double:
+        return stage_of(self, a).est_rho()
 
 
 @cython.final
@@ -135,24 +149,26 @@ class EstRhoFn(StageFn):
 class EstWaitFn(StageFn):
     """``est_wait(s)``: the EWMA of the waits."""
 
-    def of(self, st):
-        return st.e_wait
+    @cython.ccall
+    @cython.exceptval(-1.0, check=True)
+    def ev(self, a) -> cython.double:
+        return stage_of(self, a).e_wait
 
 
 @cython.cclass
 class PoolFn(Member):
-    """A pool function: ``of`` the pool selected."""
+    """A pool function: its rule is its final class's ``ev``, on the pool ``pool_of``
+    selects."""
 
-    @cython.ccall
-    @cython.exceptval(-1.0, check=True)
-    def ev(self, a) -> cython.double:
-        pl = self.sim.pools[self.base if self.x is None else self.at(a)]
-        if cython.compiled:  # unchecked: every item is a PoolCore
-            return self.of(cython.cast(PoolCore, pl))
-        return self.of(pl)
 
-    def of(self, pl):
-        raise NotImplementedError
+@cython.cfunc
+@cython.inline
+def pool_of(f: PoolFn, a) -> PoolCore:
+    """The pool ``f`` selects (a function for the reason ``stage_of`` is)."""
+    pl = f.sim.pools[f.base if f.x is None else f.at(a)]
+    if cython.compiled:  # unchecked: every item is a PoolCore
+        return cython.cast(PoolCore, pl)
+    return pl
 
 
 @cython.final
@@ -160,8 +176,10 @@ class PoolFn(Member):
 class UsedFn(PoolFn):
     """``used(p)``: the units held."""
 
-    def of(self, pl):
-        return pl.used
+    @cython.ccall
+    @cython.exceptval(-1.0, check=True)
+    def ev(self, a) -> cython.double:
+        return pool_of(self, a).used
 
 
 @cython.final
@@ -169,7 +187,11 @@ class UsedFn(PoolFn):
 class FreeFn(PoolFn):
     """``free(p)``: the capacity not held."""
 
-    def of(self, pl):
+    @cython.ccall
+    @cython.exceptval(-1.0, check=True)
+    @cython.locals(pl=PoolCore)
+    def ev(self, a) -> cython.double:
+        pl = pool_of(self, a)
         return pl.cap - pl.used
 
 
@@ -178,8 +200,10 @@ class FreeFn(PoolFn):
 class HoldersFn(PoolFn):
     """``holders(p)``: the holds on the pool."""
 
-    def of(self, pl):
-        return float(len(pl.holders))
+    @cython.ccall
+    @cython.exceptval(-1.0, check=True)
+    def ev(self, a) -> cython.double:
+        return float(len(pool_of(self, a).holders))
 
 
 @cython.final
@@ -187,8 +211,10 @@ class HoldersFn(PoolFn):
 class QueuedFn(PoolFn):
     """``queued(p)``: the requests waiting for the pool."""
 
-    def of(self, pl):
-        return float(len(pl.queue))
+    @cython.ccall
+    @cython.exceptval(-1.0, check=True)
+    def ev(self, a) -> cython.double:
+        return float(len(pool_of(self, a).queue))
 
 
 @cython.final
@@ -197,8 +223,11 @@ class CachedInFn(PoolFn):
     """``cachedin(p)``: the size of the current session's cache entry in the pool (0 where
     no session is, or it has none)."""
 
-    @cython.locals(s=Session, ent=Entry)
-    def of(self, pl):
+    @cython.ccall
+    @cython.exceptval(-1.0, check=True)
+    @cython.locals(pl=PoolCore, s=Session, ent=Entry)
+    def ev(self, a) -> cython.double:
+        pl = pool_of(self, a)
         s = self.sim.cur
         if s is None:
             return 0.0
