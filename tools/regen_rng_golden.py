@@ -158,10 +158,12 @@ def mixed():
         ops = random_ops(rnd, count, weights)
         r = pyserq.Rng(seed)
         programs.append({"seed": seed, "ops": [op + [apply(r, op)] for op in ops]})
-    # every start offset around the 64-word buffer edges and serq's chunk edges (a first
-    # chunk of 4 blocks, then 64, 128, ..., 4096 blocks: word offsets 64, 1088, 3136, ...)
+    # every start offset around the 64-word buffer edges and serq's chunk edges below 262144
+    # (a first chunk of 4 blocks, then 64, 128, ... blocks: word offsets 64, 1088, 3136,
+    # 7232, ...; up to 4096 blocks with numpy, and every 4096 words from 7232 on compiled,
+    # whose chunks stop doubling at 256 blocks)
     edges = []
-    for base in (64, 128, 192, 1088, 3136, 7232, 15424, 31808, 64576, 130112, 195648, 261184):
+    for base in (64, 128, 192, 1088, 3136, *range(7232, 262144, 4096)):
         for off in (-3, -2, -1, 0, 1, 2):
             edges.append(base + off)
     for seed in (3, 2**64 - 2):

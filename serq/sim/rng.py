@@ -361,9 +361,15 @@ def _np_pairs(arr, start):
 # whatever its size, so the first chunk of a stream (a stream may draw a handful of numbers
 # only) is 4 blocks of the scalar keystream (about 0.15 ms in pure Python); the numpy chunks
 # that follow start at 64 blocks and double up to 4096 (65536 words, about 30 ns a word).
+# The compiled scalar keystream doubles up to _C_MAX only: its cost per chunk is a few
+# buffers, and the words of a chunk a run does not draw are made for nothing (half a chunk
+# per stream on average: at 4096 blocks, as many words as a run of 16000 draws uses, issue
+# 10). Its chunk edges, 64, 1088, 3136, 7232 and then every 4096 words, include the numpy
+# keystream's (tests/golden/rng/mixed.json reads across each below 262144).
 _PY_BLOCKS = cython.declare(cython.Py_ssize_t, 4)
 _NP_FIRST = cython.declare(cython.Py_ssize_t, 64)
 _NP_MAX = cython.declare(cython.Py_ssize_t, 4096)
+_C_MAX = cython.declare(cython.Py_ssize_t, 256)
 
 
 @cython.final
@@ -486,15 +492,15 @@ class Rng:
         A stream's first chunk is 4 blocks of the scalar keystream. The numpy keystream then
         takes chunks of _NP_FIRST blocks, doubling up to _NP_MAX (numpy's cost per chunk is
         about half a millisecond whatever its size); so does the scalar keystream when
-        compiled (its cost per chunk is the buffers'), while interpreted it stays at 4
-        blocks (a pure-Python block costs the same in any chunk, and a stream may draw a
-        handful of numbers only)."""
+        compiled, up to _C_MAX (its cost per chunk is the buffers'), while interpreted it
+        stays at 4 blocks (a pure-Python block costs the same in any chunk, and a stream may
+        draw a handful of numbers only)."""
         first = self._n == 0
         self._base += self._n
         nb = _PY_BLOCKS
         if not first and (self._backend == "numpy" or not _LISTS):
             nb = self._nblocks
-            if nb < _NP_MAX:
+            if nb < (_NP_MAX if self._backend == "numpy" else _C_MAX):
                 self._nblocks = nb * 2
         n = 16 * nb
         lazy = False

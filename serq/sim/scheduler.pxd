@@ -32,8 +32,12 @@ cdef class Scheduler:
 ctypedef PyObject* Slot
 ctypedef Slot* Slots
 
-@cython.locals(ea=Event, eb=Event)
+cdef extern from "Python.h":
+    ctypedef struct PyListObject:
+        Slots ob_item
+
 cdef inline bint earlier(Slot a, Slot b) noexcept
+cdef inline Slots slots(list heap) noexcept
 @cython.locals(new=Slot, parent=Py_ssize_t)
 cdef inline void sift_down(Slots items, Py_ssize_t start, Py_ssize_t pos) noexcept
 @cython.locals(new=Slot, start=Py_ssize_t, child=Py_ssize_t)
@@ -42,5 +46,5 @@ cdef inline void sift_up(Slots items, Py_ssize_t end, Py_ssize_t pos) noexcept
 cpdef Event pop_until(Scheduler sched, double horizon)
 @cython.locals(heap=list)
 cpdef bint due(Scheduler sched, double now) noexcept
-@cython.locals(ev=Event, heap=list, n=Py_ssize_t)
+@cython.locals(e=Slot, items=Slots, n=Py_ssize_t)
 cpdef int post(Scheduler sched, double t, int kind, x, y, z) except -1

@@ -42,9 +42,6 @@ try:
 except ImportError:  # Cython not installed: the no-op stand-in, the module runs interpreted
     from serq import _cython_shim as cython
 
-if cython.compiled:  # the heap's slots as C pointers (post, pop_until and the sifts)
-    from cython.cimports.cpython.sequence import PySequence_Fast_ITEMS
-
 
 class EventKind(enum.IntEnum):
     """The kinds of event (interpreter.md §3.1) and what ``x, y, z`` of one hold.
@@ -79,12 +76,17 @@ class Event:
 
 def earlier(a, b):
     """``a`` comes before ``b``: ``(a.t, a.seq) < (b.t, b.seq)`` as tuples compare (the two
-    are ``PyObject*`` to Events, ``scheduler.pxd``)."""
-    ea = cython.cast(Event, a)
-    eb = cython.cast(Event, b)
-    if ea.t != eb.t:
-        return ea.t < eb.t
-    return ea.seq < eb.seq
+    are ``PyObject*`` to Events, ``scheduler.pxd``). The casts are read in place: no
+    reference is taken, so a comparison changes no reference count (issue 10)."""
+    if cython.cast(Event, a).t != cython.cast(Event, b).t:
+        return cython.cast(Event, a).t < cython.cast(Event, b).t
+    return cython.cast(Event, a).seq < cython.cast(Event, b).seq
+
+
+def slots(heap):
+    """The heap's slots: the list's own array of ``PyObject*`` (``scheduler.pxd``; the
+    list is never a tuple, so no test of its type, as ``PySequence_Fast_ITEMS`` makes)."""
+    return cython.cast(cython.pointer(PyListObject), heap).ob_item
 
 
 def sift_down(items, start, pos):
@@ -129,7 +131,7 @@ def pop_until(sched, horizon):
     n = sched.pending
     if n == 0:
         return None
-    items = PySequence_Fast_ITEMS(sched.heap)
+    items = slots(sched.heap)
     first = items[0]
     if cython.cast(Event, first).t > horizon:
         return None
@@ -149,7 +151,7 @@ def due(sched, now):
         return bool(heap) and heap[0][0] <= now
     if sched.pending == 0:
         return False
-    return cython.cast(Event, PySequence_Fast_ITEMS(sched.heap)[0]).t <= now
+    return cython.cast(Event, slots(sched.heap)[0]).t <= now
 
 
 def pending_events(sched):
@@ -195,20 +197,18 @@ def post(sched, t, kind, x, y, z):
     if not cython.compiled:  # TUPLES
         heappush(sched.heap, (t, sched.seq, kind, x, y, z))
     else:
-        heap = sched.heap
         n = sched.pending
-        if n < len(heap):
-            ev = cython.cast(Event, PySequence_Fast_ITEMS(heap)[n])
-        else:
-            ev = Event.__new__(Event)
-            heap.append(ev)
-        ev.t = t
-        ev.seq = sched.seq
-        ev.kind = kind
-        ev.x = x
-        ev.y = y
-        ev.z = z
+        if n == len(sched.heap):
+            sched.heap.append(Event.__new__(Event))
+        items = slots(sched.heap)
+        e = items[n]  # (the slot's event, read in place: no reference taken)
+        cython.cast(Event, e).t = t
+        cython.cast(Event, e).seq = sched.seq
+        cython.cast(Event, e).kind = kind
+        cython.cast(Event, e).x = x
+        cython.cast(Event, e).y = y
+        cython.cast(Event, e).z = z
         sched.pending = n + 1
-        sift_down(PySequence_Fast_ITEMS(heap), 0, n)
+        sift_down(items, 0, n)
     sched.seq += 1
     return 0
