@@ -533,6 +533,8 @@ def visit_active_pools(sim, settling) -> cython.int:
 
 @cython.cfunc
 @cython.exceptval(-1)
+@cython.boundscheck(False)  # (i < len(stages), len(pools))
+@cython.wraparound(False)
 @cython.locals(sim=RunState, now=cython.double, stages=list, pools=list, i=cython.Py_ssize_t,
                compiled=cython.bint)
 def record(sim, compiled=cython.compiled) -> cython.int:

@@ -22,4 +22,4 @@ cdef class SharedStage(Stage):
 
     cpdef void record(self, double now) noexcept  # (Stage.record's signature)
     cpdef void add_job(self, object owner, double work, str mode, object growing)
-    cpdef void finish(self, object jid, object epoch)
+    cpdef int finish(self, object jid, object epoch) except -1

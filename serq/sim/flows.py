@@ -72,6 +72,7 @@ class SharedStage(Stage):
 
     def finish(self, jid, epoch):
         self.sim.finish_flow(jid, epoch)
+        return 0
 
     def remove_job(self, j):
         self.sim.end_flow(j.id)

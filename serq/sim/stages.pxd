@@ -62,9 +62,11 @@ cdef class Stage:
 
     cpdef void record(self, double now) noexcept  # (no error check per stage and event)
     cpdef void add_job(self, object owner, double work, str mode, object growing)
-    cpdef void finish(self, object jid, object epoch)
+    # (finish, job_done, fill: an int, -1 on an error, so that the caller tests no error state
+    # after every call, as it does after a void one)
+    cpdef int finish(self, object jid, object epoch) except -1
     cpdef Job new_job(self, object owner, double work, str mode, object growing)
-    cpdef void job_done(self, Job j)
+    cpdef int job_done(self, Job j) except -1
     cpdef double est_lambda(self)
     cpdef double est_rho(self)
     cpdef int settle(self, bint pending_now) except -1  # (no error test per call: -1 says)
@@ -74,6 +76,8 @@ cdef class Stage:
     cpdef work_left(self)
 
 
+# final, as PsStage (below): its overrides of Stage's cpdef methods are not declared again
+@cython.final
 cdef class FifoStage(Stage):
     cdef public Py_ssize_t servers
     cdef public Py_ssize_t running    # the jobs in service: the first `running` linked
@@ -81,13 +85,8 @@ cdef class FifoStage(Stage):
     cdef public Chain chain           # the jobs, in the order they came in (chain.py)
     cdef public Job queued            # the first job that waits, or None
 
-    cpdef void record(self, double now) noexcept  # (no error check per stage and event)
-    cpdef void add_job(self, object owner, double work, str mode, object growing)
-    cpdef void fill(self)
-    cpdef void finish(self, object jid, object epoch)
+    cpdef int fill(self) except -1
     cdef void unlink(self, Job j) noexcept
-    cpdef Py_ssize_t present(self)
-    cpdef Py_ssize_t busy(self)
 
 
 # final: its methods are C calls with no test for an override in a Python subclass. Its

@@ -15,12 +15,13 @@ except ImportError:  # Cython not installed: the no-op stand-in, the module runs
     from serq import _cython_shim as cython
 
 from serq.ir import types as T
-from serq.ir.arith import add
 from serq.sim.exprs import K as CONSTANT
 from serq.sim.scheduler import EV_FINISH
 if cython.compiled:  # C types: the accumulators' updates, a job's owner and the run's fields
     # are C (stats.pxd, sessions.pxd, state.pxd); a ps heap's slots as C pointers, and the
-    # scheduler's post a C call; a fifo's jobs on a chain (chain.pxd)
+    # scheduler's post a C call; a fifo's jobs on a chain (chain.pxd); arith's add a C call
+    # (PsStage.advance stays small enough for the C compiler to inline)
+    from cython.cimports.serq.ir.arith import add
     from cython.cimports.serq.sim.chain import Chain
     from cython.cimports.cpython.ref import Py_DECREF, Py_INCREF, PyObject
     from cython.cimports.cpython.sequence import PySequence_Fast_ITEMS
@@ -30,6 +31,7 @@ if cython.compiled:  # C types: the accumulators' updates, a job's owner and the
     from cython.cimports.serq.sim.stats import TimeAvg, Welford
     from cython.cimports.serq.sim.states import IN_STAGE, QUEUED, READY
 else:
+    from serq.ir.arith import add
     from serq.sim.chain import Chain
     from serq.sim.scheduler import post
     from serq.sim.state import RunState
@@ -172,6 +174,7 @@ class Stage:
             o.job = None
             o.stage = None
             sim.ready.append(o)
+        return 0
 
     def est_lambda(self):
         if self.e_gaps == 0 or not self.e_gap > 0:
@@ -241,6 +244,7 @@ class Stage:
         pass
 
 
+@cython.final
 @cython.cclass
 class FifoStage(Stage):
     """``fifo(c)`` (§7.1): ``c`` servers, one queue served in arrival order; and ``delay``
@@ -255,7 +259,10 @@ class FifoStage(Stage):
     one, and started in the order it came in. Its ``Finish`` event carries the job itself,
     not its id: the finish takes it off the chain with a few C integer moves, where a map of
     ids would cost an insertion and a removal per job (issue 10). A job taken away (``remove_job``)
-    is unlinked and ``gone``, and its pending finish is ignored."""
+    is unlinked and ``gone``, and its pending finish is ignored.
+
+    Compiled, the class is final, as ``PsStage``: its methods are C calls without the test
+    for an override in a Python subclass (one per record, add, start and finish)."""
 
     def __init__(self, sim, index, decl):
         super().__init__(sim, index, decl)
@@ -303,17 +310,19 @@ class FifoStage(Stage):
             k = ch.after(j.link)
             j = None if k < 0 else ch.items[k]
         self.queued = j
+        return 0
 
     @cython.locals(j=Job)
     def finish(self, jid, epoch):
         j = jid  # the job itself (fill)
         if j.gone:  # taken away (remove_job)
-            return
+            return 0
         self.unlink(j)
         self.running -= 1
         self.job_done(j)
         if self.queued is not None:
             self.fill()
+        return 0
 
     def unlink(self, j):
         """Take job ``j`` off the stage: off the chain, and ``gone``."""
@@ -426,7 +435,7 @@ class PsStage(Stage):
     def record(self, now):
         n = self.count
         self.num_avg.set(now, n)
-        self.busy_avg.set(now, 1 if n else 0)
+        self.busy_avg.set(now, 1.0 if n else 0.0)
 
     @cython.locals(j=Job, now=cython.double)
     def add_job(self, owner, work, mode, growing):
@@ -486,16 +495,17 @@ class PsStage(Stage):
     @cython.locals(j=Job)
     def finish(self, jid, epoch):
         if epoch is not self.epoch:  # stale: the epoch has moved on (see the class)
-            return
+            return 0
         self.due = False  # (this is the Finish of the epoch)
         j = jid  # the job itself (reschedule)
         if j.gone:
-            return
+            return 0
         self.leave(j)
         self.advance(self.sim.now)
         if j.tag > self.v:
             self.v = j.tag
         self.job_done(j)
+        return 0
 
     def remove_job(self, j):
         self.leave(j)
