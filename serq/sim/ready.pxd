@@ -11,6 +11,6 @@ cdef class ReadyQueue:
     cdef Py_ssize_t tail
     @cython.locals(slots=list, tail=Py_ssize_t)
     cpdef append(self, s)
-    @cython.locals(slots=list, head=Py_ssize_t)
+    @cython.locals(head=Py_ssize_t)
     cpdef popleft(self)
     cpdef clear(self)

@@ -18,7 +18,7 @@ except ImportError:  # Cython not installed: the no-op stand-in, the module runs
     from serq import _cython_shim as cython
 
 if cython.compiled:
-    from cython.cimports.cpython.list import PyList_GET_ITEM, PyList_SET_ITEM
+    from cython.cimports.cpython.list import PyList_GET_ITEM, PyList_GET_SIZE, PyList_SET_ITEM
     from cython.cimports.cpython.ref import Py_DECREF, Py_INCREF
 
 
@@ -47,7 +47,7 @@ class ReadyQueue:
         """Queue ``s`` at the back."""
         slots = self.slots
         tail = self.tail
-        if tail < len(slots):
+        if tail < PyList_GET_SIZE(slots):  # (a C read: len() would test for None first)
             # the None a popleft left there: its slot takes ``s`` with a C store (what a
             # list's item assignment does after its bounds and index checks, which the slots
             # head..tail need not: issue 10)
@@ -63,15 +63,16 @@ class ReadyQueue:
         self.tail = tail + 1
 
     def popleft(self):
-        """The session at the front, taken off the queue (its slot holds None again)."""
+        """The session at the front, taken off the queue (its slot holds None again). The
+        slots are read as ``self.slots``, not held in a local, which would take a reference
+        and drop it on return."""
         head = self.head
         if head == self.tail:
             raise IndexError("pop from an empty ready queue")
-        slots = self.slots
-        s = cython.cast(object, PyList_GET_ITEM(slots, head))  # (a new reference)
+        s = cython.cast(object, PyList_GET_ITEM(self.slots, head))  # (a new reference)
         Py_DECREF(s)  # (the slot's, handed to s: None takes the slot)
         Py_INCREF(None)
-        PyList_SET_ITEM(slots, head, None)
+        PyList_SET_ITEM(self.slots, head, None)
         head += 1
         if head == self.tail:
             head = self.tail = 0

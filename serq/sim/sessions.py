@@ -30,6 +30,7 @@ from serq.sim.fmt import display as show_num
 # their expressions' nodes (`Expr`) with C calls (exprnodes.pxd)
 if cython.compiled:
     from cython.cimports.cpython.list import PyList_GET_ITEM, PyList_SET_ITEM
+    from cython.cimports.cpython.long import PyLong_AsSsize_t
     from cython.cimports.cpython.object import PyObject
     from cython.cimports.cpython.ref import Py_DECREF, Py_INCREF, Py_REFCNT, Py_XDECREF
     from cython.cimports.serq.sim.chain import Chain
@@ -100,13 +101,13 @@ def new_session(serial, nattrs, ops, spare):
     if spare is None or (s := recycled(spare, nattrs)) is None:
         s = Session.__new__(Session)
         s.attrs = [0.0] * nattrs
+        s.preempt_pos = NO_POS  # (a recycled session's is NO_POS or an empty dict: recycled)
     s.serial = serial
     s.ops = ops
     s.status = READY
     s.holds = EMPTY  # admitted holds, innermost last
     s.leases = EMPTY
     s.adm_seq = U64_MAX
-    s.preempt_pos = NO_POS
     return s
 
 
@@ -202,6 +203,8 @@ def recycled(spare, nattrs):
     s.spin_time = 0.0
     if s.grow is not None:
         s.grow = None
+    if s.preempt_pos:  # (an emptied one of its own is kept: pools.py reads no more than
+        s.preempt_pos = NO_POS  # NO_POS's emptiness, and makes its own before it writes)
     return s
 
 
@@ -306,6 +309,7 @@ def run_workload_block(self: RunState, s: Session, ops: list):
 
 
 @cython.ccall
+@cython.boundscheck(False)  # (a frame's four items: in range)
 @cython.locals(frames=list, fr=list, ops=list, pc=cython.Py_ssize_t, kind=cython.int,
                stop=cython.bint)
 def execute(self: RunState, s: Session):
@@ -318,11 +322,19 @@ def execute(self: RunState, s: Session):
     while s.status == READY:
         if s.frames:  # (an op may have made it: enter_block)
             frames = s.frames
-            fr = frames[-1]
-            ops = fr[0]
-            pc = fr[1]
+            if cython.compiled:  # C reads of [ops, pc, kind, hold] lists (no type tests)
+                fr = cython.cast(list, PyList_GET_ITEM(frames, len(frames) - 1))
+                ops = cython.cast(list, PyList_GET_ITEM(fr, 0))
+                pc = PyLong_AsSsize_t(cython.cast(object, PyList_GET_ITEM(fr, 1)))
+            else:
+                fr = frames[-1]
+                ops = fr[0]
+                pc = fr[1]
             if pc < len(ops):
-                fr[1] = pc + 1
+                if cython.compiled:
+                    put(fr, 1, pc + 1)  # (C stores)
+                else:
+                    fr[1] = pc + 1
             else:
                 kind = fr[2]
                 if kind == LOOP:
