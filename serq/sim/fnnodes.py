@@ -5,13 +5,13 @@ functions (``queue``, ``busy``, ``work``, ``est_lambda``, ``est_rho``, ``est_wai
 ``serq.sim.exprs`` builds them (``FUNCTIONS``: the node class of each function).
 
 Each function's rule is written here, once, as its node class's ``ev``: the value of the
-function for the stage (or pool) selected by its base class (``StageFn.stage``,
-``PoolFn.pool``). The member is the function's argument: a fixed index (``base``) or one an
-expression selects (``x``, by ``S.ref_index``).
+function for the stage (or pool) that ``stage_of`` (or ``pool_of``) selects. The member is
+the function's argument: a fixed index (``base``) or one an expression selects (``x``, by
+``S.ref_index``).
 
 Compiled (``fnnodes.pxd``), a node holds the run typed (``state.RunState``) and reads the
-stage or pool from its list in C; ``stage``/``pool`` are final C methods (a direct call, no
-vtable) and the function a C method of the typed stage (``stages.Stage``) or pool
+stage or pool from its list in C; ``stage_of``/``pool_of`` are inline C functions (a direct
+call, no vtable) and the function a C method of the typed stage (``stages.Stage``) or pool
 (``pools.PoolCore``): ``queue(front) + queue(app)`` in a gauge is evaluated with C calls only
 (issue 10; it was a Python call of a method of the simulator per function). A function of a
 fixed member keeps the stage once read (``StageFn.st``): the run makes its stages after the
@@ -19,7 +19,7 @@ expressions, and never replaces them. The function classes are final (as ``exprn
 nodes): a C call of their ``ev`` skips Cython's test for an override by a Python subclass,
 and the selection and the function are one call, not a base class's ``ev`` calling a
 virtual method per function (issue 10: the gauge of ``mgc_ps.sq`` is read whenever the
-clock moves). Interpreted, ``ev`` calls ``stage`` (or ``pool``): one Python call per
+clock moves). Interpreted, ``ev`` calls ``stage_of`` (or ``pool_of``): one Python call per
 function, as before.
 
 A module of its own, apart from ``exprnodes`` (the nodes that only compute): these cimport
