@@ -17,4 +17,5 @@ cdef class Gauge:
     @cython.locals(cap=Py_ssize_t)
     cdef int grow(self) except -1
     cpdef tuple points(self)
+    cpdef Gauge detach(self)
     cpdef release(self)

@@ -73,6 +73,13 @@ class Gauge:
             return (self.times[:n], self.values[:n])
         return (as_list(self.times, n, DOUBLES), as_list(self.values, n, DOUBLES))
 
+    def detach(self):
+        """Drop the node: the run is over and its report keeps this gauge's points (read
+        lazily, ``report.Gauge.of_points``), not the expression, whose nodes read the run's
+        stages and pools and would keep the whole run alive as long as the report."""
+        self.node = None
+        return self
+
     def release(self):
         """Free the points (the run is over and failed: out of memory)."""
         if cython.compiled:

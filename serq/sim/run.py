@@ -151,12 +151,16 @@ def out_of_memory(sim, program):
 
 
 def build_report(sim, end):
+    """The run's ``Report`` (spec §12). Observations and gauges keep the run's records and
+    make their lists when first read (``Observe.of_records``, ``Gauge.of_points``): a run
+    returns without turning every sample into Python objects (issue 10), and each gauge is
+    detached from its expression first, so the report does not keep the run alive."""
     from serq.report import Gauge, Observe, Pool, Report, Stage
     p = sim.p
     warmup = p.warmup
     span = end - warmup
-    observes = [Observe(name, *rec.columns()) for name, rec in zip(p.observes, sim.obs)]
-    gauges = [Gauge(g.name, *kept.points(), warmup, end)
+    observes = [Observe.of_records(name, rec) for name, rec in zip(p.observes, sim.obs)]
+    gauges = [Gauge.of_points(g.name, kept.detach(), warmup, end)
               for g, kept in zip(p.gauges, sim.gauge_points)]
     stages = [Stage(**st.row(end, span)) for st in sim.stages]
     pools = [Pool(**pl.row(end)) for pl in sim.pools]
