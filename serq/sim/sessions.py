@@ -111,7 +111,9 @@ def new_session(serial, nattrs, ops, spare):
     return s
 
 
-SPARE_MAX = 64  # the ended sessions a run keeps for recycling (a power of 2)
+SPARE_MAX = 16  # the ended sessions a run keeps for recycling (a power of 2): few enough
+# that a recycled session is still in the data cache (64 kept twice the M/M/1 loop's L1
+# misses by callgrind's cache model, 8 made the M/G/c PS network allocate more, issue 10)
 SPARE_PROBES = 4  # how many of the oldest of them new_session looks at (recycled)
 
 
