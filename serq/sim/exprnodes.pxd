@@ -182,6 +182,11 @@ cdef class BinFF(Binary):
     cpdef double ev(self, a) except? -1.0
 
 
+cdef class SumF(Expr):
+    cdef readonly tuple terms
+    cpdef double ev(self, a) except? -1.0
+
+
 cdef class NowAttr(Binary):
     cdef Scheduler sim
     cdef Py_ssize_t j

@@ -554,6 +554,36 @@ class BinFF(Binary):
 
 @cython.final
 @cython.cclass
+class SumF(Expr):
+    """``t0 + t1 + ... + tn`` of two or more nodes (``exprs.binary`` makes one for ``+``
+    of two nodes, and extends it for the next ``+``): the terms evaluated in order and added
+    left to right with ``arith.add``, as the nested additions would (the same draws, the same
+    float, the same first NaN), with one call per term instead of an operator node's two
+    (issue 10: a gauge such as ``queue(a) + queue(b) + queue(c)`` is read at every event)."""
+
+    def __init__(self, terms):
+        self.terms = tuple(terms)
+
+    @cython.ccall
+    @cython.exceptval(-1.0, check=True)
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.locals(s=cython.double, i=cython.Py_ssize_t)
+    def ev(self, a) -> cython.double:
+        terms = self.terms
+        if cython.compiled:  # (unchecked: every term is an Expr, exprs.binary)
+            s = cython.cast(Expr, terms[0]).ev(a)
+            for i in range(1, len(terms)):
+                s = add(s, cython.cast(Expr, terms[i]).ev(a))
+            return s
+        s = terms[0].ev(a)
+        for i in range(1, len(terms)):
+            s = add(s, terms[i].ev(a))
+        return s
+
+
+@cython.final
+@cython.cclass
 class NowAttr(Binary):
     def __init__(self, op, f, sim, j):
         Binary.__init__(self, op, f)

@@ -33,8 +33,8 @@ from serq.ir import types as T
 from serq.sim.context import Context  # noqa: F401  (its old home; tests import it here)
 from serq.sim.exprnodes import (CTX, A, And, BernoulliK, Bernoulli, BinAA, BinAF, BinAK, BinFA,
                                 BinFF, BinFK, BinKA, BinKF, Cond, Const, Erlang, Exp, ExpK, F,
-                                H2, H2K, K, N, Now, NowAttr, NowSub, Or, UnAttr, Unary, Uniform,
-                                UniformK)
+                                H2, H2K, K, N, Now, NowAttr, NowSub, Or, SumF, UnAttr, Unary,
+                                Uniform, UniformK)
 from serq.sim.exprnodes import Attr as AttrNode
 
 __all__ = ["ExprCompiler", "Context", "K", "A", "N", "F", "expr_key"]
@@ -223,6 +223,8 @@ def binary(f, x, y):
         if sx == N:  # `now - t0`: the most common expression
             return NowSub(x.sim, y.slot) if f is arith.sub else NowAttr(op, f, x.sim, y.slot)
         return BinFA(op, f, x, y.slot)
+    if f is arith.add:  # a sum of nodes: one node, extended by the next `+`
+        return SumF((*x.terms, y) if type(x) is SumF else (x, y))
     return BinFF(op, f, x, y)
 
 

@@ -118,3 +118,27 @@ def test_the_compiled_switch_calls_the_tables_functions():
         for x in VALUES:
             for y in VALUES:
                 assert bits(exprnodes.op2(code, x, y)) == bits(f(x, y)), (f, x, y)
+
+
+def test_a_sum_of_nodes_is_one_node_with_the_nested_additions_bits():
+    """``x + y + z + w`` of four node-shaped terms compiles to one ``SumF`` of four terms
+    (issue 10), ``x + (y + z)`` to one whose second term is a sum; both give the bits of the
+    nested additions (arith.add: of two NaNs the first) on every mix of NaNs of both signs,
+    infinities and signed zeros."""
+    S = FakeSim()
+    ex = ExprCompiler(S)
+
+    def term(slot):  # a node, not an attribute: -a[slot]
+        return T.Unary("Neg", T.Attr(slot))
+
+    left = T.Binary("Add", T.Binary("Add", T.Binary("Add", term(0), term(1)), term(2)),
+                    term(3))
+    right = T.Binary("Add", term(0), T.Binary("Add", term(1), term(2)))
+    assert isinstance(ex.expr(left), exprnodes.SumF) and len(ex.expr(left).terms) == 4
+    assert [type(t).__name__ for t in ex.expr(right).terms] == ["UnAttr", "SumF"]
+    r = random.Random(3)
+    for e in (left, right):
+        f = ex.function(e)
+        for _ in range(500):
+            a = [r.choice(VALUES) for _ in range(4)]
+            assert bits(f(a)) == bits(walk(e, a, S)), (e, a)
