@@ -59,6 +59,7 @@ for _ in range(n):
     times.append(time.perf_counter() - t)
     text, events = report.json(), report.events
 print(json.dumps({"best": min(times), "median": statistics.median(times), "events": events,
+                  "times": times,
                   "version": pyserq.__version__,
                   "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}))
 """
@@ -92,6 +93,32 @@ def time_reference(python: str, path: str, n: int, opts: dict):
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def time_rounds(ref, path, opts, compile_opts, modes):
+    """``opts.rounds`` rounds of: the reference, then each engine, ``opts.repeat`` runs each;
+    each side's best and median over all its runs. A mode that fails is not run again."""
+    theirs, by_mode, failed = None, {}, {}
+    for _ in range(opts.rounds):
+        if ref:
+            theirs = merged(theirs, time_reference(ref, path, opts.repeat, compile_opts))
+        for mode in modes:
+            if mode in failed:
+                continue
+            try:
+                by_mode[mode] = merged(by_mode.get(mode),
+                                       time_serq(path, opts.repeat, compile_opts, mode))
+            except ValueError as e:
+                failed[mode] = e
+    return theirs, by_mode, failed
+
+
+def merged(before, now):
+    """One round's result added to the rounds before it (None: the first)."""
+    if before is None:
+        return now
+    times = before["times"] + now["times"]
+    return dict(now, times=times, best=min(times), median=statistics.median(times))
+
+
 def reference_python(opts) -> str | None:
     if opts.no_ref:
         return None
@@ -119,6 +146,11 @@ def main(argv=None) -> int:
     ap.add_argument("--modes", default=",".join(MODES),
                     help="the engines to time, comma-separated (default %(default)s)")
     ap.add_argument("-n", "--repeat", type=int, default=3, help="timed runs (default %(default)s)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="alternate the reference and each engine this many times, N runs "
+                         "each time, and report the best and median of all (default "
+                         "%(default)s; on a noisy machine both then see its slow and fast "
+                         "minutes)")
     ap.add_argument("--horizon", type=float, help="replace the programs' horizon")
     ap.add_argument("--seed", type=int, help="replace the programs' seed")
     ap.add_argument("--set", dest="sets", metavar="NAME=EXPR", action="append", type=_assignment,
@@ -128,8 +160,8 @@ def main(argv=None) -> int:
                          f"$SERQ_REF_PYTHON, else {DEFAULT_REF} if it exists)")
     ap.add_argument("--no-ref", action="store_true", help="do not time the reference")
     opts = ap.parse_args(argv)
-    if opts.repeat < 1:
-        ap.error("-n must be at least 1")
+    if opts.repeat < 1 or opts.rounds < 1:
+        ap.error("-n and --rounds must be at least 1")
     modes = [m.strip() for m in opts.modes.split(",") if m.strip()]
     if not modes or set(modes) - set(MODES):
         ap.error(f"--modes: choose among {', '.join(MODES)}")
@@ -147,18 +179,17 @@ def main(argv=None) -> int:
         path = os.path.abspath(program)
         print(f"program     {os.path.relpath(path)}"
               + (f"  {json.dumps(compile_opts)}" if compile_opts else ""))
-        theirs = time_reference(ref, path, opts.repeat, compile_opts) if ref else None
+        theirs, by_mode, failed = time_rounds(ref, path, opts, compile_opts, modes)
         if theirs:
             print(f"  pyserq {theirs['version']:<12} {theirs['events']:>10,} events   best "
                   f"{theirs['best']:8.3f} s   median {theirs['median']:8.3f} s   "
                   f"{theirs['events'] / theirs['best']:>12,.0f} events/s")
         for mode in modes:
-            try:
-                ours = time_serq(path, opts.repeat, compile_opts, mode)
-            except ValueError as e:
-                print(f"  serq {mode} cannot run it: {e}")
+            if mode in failed:
+                print(f"  serq {mode} cannot run it: {failed[mode]}")
                 status = 1
                 continue
+            ours = by_mode[mode]
             rate = ours["events"] / ours["best"]
             line = (f"  serq {mode:<14} {ours['events']:>10,} events   best {ours['best']:8.3f} s"
                     f"   median {ours['median']:8.3f} s   {rate:>12,.0f} events/s")
