@@ -87,7 +87,12 @@ class Observe:
             if i == 0:
                 columns[0] = self._records.samples()
             else:
-                columns[1:] = self._records.columns()[1:]
+                samples, *rest = self._records.columns()
+                columns[1:] = rest
+                if columns[0] is None:
+                    columns[0] = samples
+            if all(c is not None for c in columns):
+                self._records = None  # (every list made: the run's records are freed)
         return columns[i]
 
     samples = property(lambda self: self._column(0), doc="The values, in record order.")
@@ -165,6 +170,7 @@ class Gauge:
         points = self._points
         if points is None:
             points = self._points = self._kept.points()
+            self._kept = None  # (the run's points are freed)
         return points
 
     times = property(lambda self: self._lists()[0], doc="The change points' times.")

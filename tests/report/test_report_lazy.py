@@ -60,7 +60,15 @@ def test_observe_reads_its_records_once_and_the_summary_only_the_samples():
     assert o.samples is o.samples and o.samples == [1.0, 3.0]
     assert (o.times, o.sessions, o.turns) == ([0.5, 1.5], [0, 1], [0, 2])
     assert o.turns is o.turns and recs.calls == ["samples", "columns"]
+    assert o._records is None  # every list made: the records are no longer held
     assert o == Observe("lat", [1.0, 3.0], [0.5, 1.5], [0, 1], [0, 2])
+
+
+def test_the_other_columns_first_make_all_four_at_once():
+    recs = Records(([2.0], [1.0], [7], [0]))
+    o = Observe.of_records("x", recs)
+    assert o.sessions == [7] and o.samples == [2.0] and recs.calls == ["columns"]
+    assert o._records is None
 
 
 def test_gauge_reads_its_points_once():
