@@ -101,8 +101,8 @@ class Observe:
     turns = property(lambda self: self._column(3), doc="The ``turn_no`` of each sample.")
 
     def __reduce__(self):  # (the records of a run are not pickled: their lists are)
-        return (_observe_with_stats, (self.name, self.samples, self.times, self.sessions,
-                                      self.turns, self._stats))
+        return (Observe, (self.name, self.samples, self.times, self.sessions, self.turns),
+                (None, {"_stats": self._stats}))
 
     def _summary(self):
         s = self._stats
@@ -177,8 +177,8 @@ class Gauge:
     values = property(lambda self: self._lists()[1], doc="The value from each change point.")
 
     def __reduce__(self):  # (as Observe's)
-        return (_gauge_with_stats, (self.name, self.times, self.values, self.warmup, self.end,
-                                    self._stats))
+        return (Gauge, (self.name, self.times, self.values, self.warmup, self.end),
+                (None, {"_stats": self._stats}))
 
     def _summary(self):
         s = self._stats
@@ -206,18 +206,6 @@ class Gauge:
     def __repr__(self):
         return (f"Gauge({self.name!r}, mean={self.mean!r}, ci={self.ci!r}, min={self.min!r}, "
                 f"max={self.max!r})")
-
-
-def _observe_with_stats(name, samples, times, sessions, turns, stats):
-    obs = Observe(name, samples, times, sessions, turns)
-    obs._stats = stats
-    return obs
-
-
-def _gauge_with_stats(name, times, values, warmup, end, stats):
-    gauge = Gauge(name, times, values, warmup, end)
-    gauge._stats = stats
-    return gauge
 
 
 # ---------------------------------------------------------------------------------------

@@ -10,7 +10,8 @@ costs C stores instead of two float objects kept to the end and two list appends
 the gauges of ``mgc_ps.sq`` are read every time the clock moves). The same subscripts read and
 write both, so ``read_gauges`` is one source for the two engines.
 
-The points become lists when the report is built (``points``), bit for bit the values stored:
+The points become lists when the report's gauge is first read (``points``,
+``report.Gauge.of_points``), bit for bit the values stored:
 a C double keeps every float exactly (-0.0, a NaN's payload), and every gauge's value is a
 float (a node's ``ev`` gives a C double compiled). ``release`` frees them at once (the run's
 out-of-memory handler, ``run.out_of_memory``).

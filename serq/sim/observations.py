@@ -3,15 +3,15 @@ sample made once warm, with its time, its session's serial and its turn, in the 
 
 ``Observations`` keeps one statement's four columns. Interpreted, they are four lists, as the
 report wants them. Compiled (``observations.pxd``), they are four C arrays -- the values and
-times as C doubles, the serials as 64-bit and the turns as 32-bit integers -- grown by
-doubling: a sample costs four C stores instead of a float object, a time object, a serial
-object and a turn object kept to the end, and four list appends whose arrays are reallocated
-(and copied) every eighth of their size (issue 10). The columns become lists when the report
-is built (``columns``), bit for bit the values stored: a C double keeps every float exactly
-(-0.0, a NaN's payload), and a value that is not a float (none is today: the expressions give
-floats) switches the values to a list of the objects themselves, so nothing is ever converted.
-The ``observe`` op records its value with ``add_value``, a C double (what its expression
-gives, ``exprnodes``) that it need not make a float object of.
+times as C doubles, the serials as 64-bit and the turns as 32-bit integers -- grown by doubling:
+a sample costs four C stores instead of a float object, a time object, a serial object and a
+turn object kept to the end, and four list appends whose arrays are reallocated (and copied)
+every eighth of their size (issue 10). The columns become lists when the report's observation is
+first read (``columns``, ``report.Observe.of_records``), bit for bit the values stored: a C
+double keeps every float exactly (-0.0, a NaN's payload), and a value that is not a float (none
+is today: the expressions give floats) switches the values to a list of the objects themselves,
+so nothing is ever converted. The ``observe`` op records its value with ``add_value``, a C
+double (what its expression gives, ``exprnodes``) that it need not make a float object of.
 
 ``release`` frees the columns at once: the run's out-of-memory handler (``run.out_of_memory``)
 calls it before it builds its message, which needs memory of its own.

@@ -91,6 +91,12 @@ def test_a_runs_report_equals_the_eager_one_and_pickles():
     back = pickle.loads(pickle.dumps(report))
     assert back == report and back.json() == report.json()
     assert back.observe("response").samples == o.samples
+    # a summary given without records (a report read back from JSON) survives pickling
+    given = pickle.loads(pickle.dumps(Observe("x", stats=(5, 1.0, math.inf, 0.25, 2.0))))
+    assert (given.count, given.mean, given.cv2, given.p99, given.samples) == (5, 1.0, 0.25,
+                                                                              2.0, [])
+    g = pickle.loads(pickle.dumps(Gauge("g", warmup=0.0, end=4.0, stats=(0.5, 0.1, 0.0, 1.0))))
+    assert (g.mean, g.ci, g.min, g.max, g.times) == (0.5, 0.1, 0.0, 1.0, [])
 
 
 def test_the_report_does_not_keep_the_run_alive():
