@@ -6,6 +6,12 @@ interpreted, or compiled to C extension modules beside them. This script compile
 can. When Cython is missing, there is no working C compiler, or one module fails to compile,
 the install still succeeds and that part stays interpreted, with a one-line notice.
 
+With gcc 10 or later the build is profile-guided: an instrumented build runs the benchmark
+programs and the examples once, and the extensions are built again with those counts (the run's
+code spans every module, and the counts let gcc keep each function's hot paths apart from the
+rest: about 4x fewer instruction-cache misses an event; benchmarks/README.md). It takes about
+twice as long; ``SERQ_PGO=0`` builds the plain way, as does any failure of it (with a notice).
+
 Each build writes ``serq/compiled.txt`` beside the extensions: one line per module, its name,
 the SHA-256 of the source it was compiled from (or ``-`` when it was not compiled). At import,
 ``serq.compiled`` compares that hash with the source's: a compiled module older than its source
@@ -61,6 +67,7 @@ class BuildCompiled(build_ext):
             reason = f"Cython failed ({type(e).__name__}: {e})"
         if reason is None:
             reason = self._check_compiler()
+        guided = None
         if reason is None:
             if self.compiler.compiler_type == "unix":
                 # -g0: no debug info (a third of the build time). -ffp-contract=off: the
@@ -70,16 +77,110 @@ class BuildCompiled(build_ext):
                 for ext in self.extensions:
                     ext.extra_compile_args = [*ext.extra_compile_args, "-g0",
                                               "-ffp-contract=off"]
-            super().build_extensions()
+            guided = self._build_profile_guided()
+            if guided is not True:
+                super().build_extensions()
             built = {ext.name: getattr(ext, "_serq_ok", False) for ext in self.extensions}
         failed = sorted(name for name, ok in built.items() if not ok)
-        self._write_manifest(built)
+        self._write_manifest(built, guided is True)
         if reason is not None:
             notice(f"{reason}: installing the interpreted engine")
         elif failed:
             notice(f"compiled engine built, except {', '.join(failed)} (interpreted)")
         else:
-            notice(f"compiled engine built ({len(built)} modules)")
+            how = {True: ", profile-guided", None: ""}.get(
+                guided, f"; not profile-guided: {guided}")
+            notice(f"compiled engine built ({len(built)} modules{how})")
+
+    # -- the profile-guided build ----------------------------------------------------------
+    def _build_profile_guided(self):
+        """Build the extensions with gcc's profile-guided optimization: an instrumented
+        build, one run of the training programs with it (``TRAINING``), and the build that
+        uses the counts. True when that worked; None when not attempted (``SERQ_PGO=0``, a
+        compiler other than gcc 10 or later, no training programs in the source tree); else
+        why it failed, and the caller builds the plain way.
+
+        Why: a run's code spans every module of the engine and most of it is touched once per
+        event, so the instruction cache, not the instruction count, decides its speed (by
+        callgrind's cache model on mgc_ps.sq: 17 instruction-cache misses an event, pyserq
+        7). The counts let gcc put each function's rarely taken paths (Cython's error
+        handling, most of the code) apart from the hot ones: 4x fewer misses. The
+        arithmetic is the same: no flag here changes how a float is rounded, and the whole
+        conformance corpus runs against this build."""
+        if os.environ.get(PGO_VARIABLE, "1") == "0" or self.compiler.compiler_type != "unix":
+            return None
+        programs = training_programs()
+        if not programs or self._check_compiler(["-fprofile-partial-training"],
+                                                GCC_ONLY) is not None:
+            return None
+        base = {ext.name: (list(ext.extra_compile_args), list(ext.extra_link_args))
+                for ext in self.extensions}
+
+        def build(compile_args, link_args):
+            for ext in self.extensions:
+                ext.extra_compile_args = [*base[ext.name][0], *compile_args]
+                ext.extra_link_args = [*base[ext.name][1], *link_args]
+                ext._serq_ok = False
+            self.force = True  # (the sources did not change between the passes)
+            super(BuildCompiled, self).build_extensions()
+            return all(getattr(ext, "_serq_ok", False) for ext in self.extensions)
+
+        self._remove_profiles()
+        try:
+            why = None
+            if not build(["-fprofile-generate", "-fprofile-update=single"],
+                         ["-fprofile-generate"]):
+                why = "the instrumented build failed"
+            else:
+                why = self._train(programs)
+            if why is None and not build(["-fprofile-use", "-fprofile-correction",
+                                          "-fprofile-partial-training",
+                                          "-Wno-missing-profile"], []):
+                why = "the build with the profile failed"
+        finally:
+            self._remove_profiles()
+            for ext in self.extensions:
+                ext.extra_compile_args, ext.extra_link_args = base[ext.name]
+        return True if why is None else why
+
+    def _remove_profiles(self):
+        """The counts of an earlier training (gcc would add to them)."""
+        for folder, _, files in os.walk(self.build_temp):
+            for name in files:
+                if name.endswith(".gcda"):
+                    os.remove(os.path.join(folder, name))
+
+    def _train(self, programs):
+        """Run the training programs with the instrumented extensions (which write their
+        counts beside the object files): in a copy of the package made for it, its build
+        record naming this build, so that nothing of an older build in the source tree is
+        used. None when they ran; else why not."""
+        import shutil
+        import subprocess
+        import tempfile
+        leftovers = ["__pycache__", "*.c", "*.html", compiled.MANIFEST,
+                     *(f"*{suffix}" for suffix in EXTENSION_SUFFIXES)]
+        with tempfile.TemporaryDirectory() as tmp:
+            shutil.copytree(os.path.join(HERE, "serq"), os.path.join(tmp, "serq"),
+                            ignore=shutil.ignore_patterns(*leftovers))
+            for ext in self.extensions:
+                built = self.get_ext_fullpath(ext.name)
+                shutil.copy2(built, os.path.join(tmp, *ext.name.split(".")[:-1],
+                                                 os.path.basename(built)))
+            with open(os.path.join(tmp, "serq", compiled.MANIFEST), "w") as f:
+                f.writelines(self._manifest_lines({ext.name: True for ext in self.extensions}))
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+                [tmp, *filter(None, [os.environ.get("PYTHONPATH")])]))
+            env.pop(compiled.PURE_VARIABLE, None)
+            try:
+                p = subprocess.run([sys.executable, "-c", TRAIN_SCRIPT, tmp, *programs], cwd=tmp,
+                                   env=env, text=True, capture_output=True, timeout=1800)
+            except (OSError, subprocess.SubprocessError) as e:
+                return f"the training run failed ({type(e).__name__})"
+        if p.returncode != 0:
+            last = (p.stderr.strip().splitlines() or ["no message"])[-1]
+            return f"the training run failed ({last})"
+        return None
 
     def _cythonize(self):
         try:
@@ -95,15 +196,16 @@ class BuildCompiled(build_ext):
             ext.extra_compile_args = [*ext.extra_compile_args, *c.extra_compile_args]
         return None
 
-    def _check_compiler(self):
-        """None when the C compiler compiles a trivial file; else why not."""
+    def _check_compiler(self, flags=(), source=""):
+        """None when the C compiler compiles a trivial file (with ``flags``, after
+        ``source``); else why not."""
         import tempfile
         with tempfile.TemporaryDirectory() as tmp:
             src = os.path.join(tmp, "probe.c")
             with open(src, "w") as f:
-                f.write("int serq_probe(void) { return 0; }\n")
+                f.write(f"{source}int serq_probe(void) {{ return 0; }}\n")
             try:
-                self.compiler.compile([src], output_dir=tmp)
+                self.compiler.compile([src], output_dir=tmp, extra_postargs=list(flags))
             except Exception as e:  # noqa: BLE001  CompileError, DistutilsExecError, OSError
                 return f"no working C compiler ({type(e).__name__})"
         return None
@@ -116,14 +218,21 @@ class BuildCompiled(build_ext):
             notice(f"{ext.name} did not compile ({type(e).__name__}: {e}); it stays interpreted")
             ext._serq_ok = False
 
-    def _write_manifest(self, built):
-        """``serq/compiled.txt`` where the extensions go: the wheel's files, and the source
-        tree too for an editable install (setuptools copies the extensions there)."""
-        lines = []
+    def _manifest_lines(self, built, guided=False):
+        """The build record's lines: each module and the SHA-256 of the source it was
+        compiled from (``-`` when it was not), and a comment line that the profile-guided
+        build adds (``serq --version`` shows it)."""
+        lines = [GUIDED_LINE] if guided else []
         for name in compiled.modules(HERE):
             source = os.path.join(HERE, *name.split(".")) + ".py"
             digest = compiled.source_hash(source) if built.get(name) else "-"
             lines.append(f"{name} {digest}\n")
+        return lines
+
+    def _write_manifest(self, built, guided=False):
+        """``serq/compiled.txt`` where the extensions go: the wheel's files, and the source
+        tree too for an editable install (setuptools copies the extensions there)."""
+        lines = self._manifest_lines(built, guided)
         self._manifest = os.path.join(self.build_lib, "serq", compiled.MANIFEST)
         folders = [os.path.dirname(self._manifest)]
         if self._to_source:
@@ -142,6 +251,44 @@ class BuildCompiled(build_ext):
     def get_outputs(self):
         manifest = getattr(self, "_manifest", None)
         return super().get_outputs() + ([manifest] if manifest else [])
+
+
+# The profile-guided build (BuildCompiled._build_profile_guided): SERQ_PGO=0 turns it off; it
+# trains on these programs of the source tree (the run benchmarks and the examples: fifo, ps and
+# delay stages, the step engine, pools, routers, trace replay), those that are there. The
+# build record's first line then says so (serq.compiled.build_note).
+PGO_VARIABLE = "SERQ_PGO"
+TRAINING = ("benchmarks/programs/*.sq", "examples/*.sq", "examples/papers/*.sq")
+GUIDED_LINE = (f"{compiled.NOTE_PREFIX}profile-guided "
+               "(gcc, trained on the benchmarks and examples)\n")
+# gcc 10 or later (-fprofile-partial-training), not clang (whose counts need llvm-profdata)
+GCC_ONLY = "#if defined(__clang__) || !defined(__GNUC__)\n#error not gcc\n#endif\n"
+# run by the instrumented engine in a copy of the package (argv: the copy's folder, then the
+# programs): every training program once
+TRAIN_SCRIPT = """
+import os, sys
+import serq
+from serq import compiled
+if not os.path.abspath(serq.__file__).startswith(os.path.abspath(sys.argv[1]) + os.sep):
+    sys.exit("serq was imported from outside the training copy: " + serq.__file__)
+if compiled.describe() != "compiled":
+    sys.exit("the instrumented engine is not in use: " + compiled.describe())
+ran = 0
+for path in sys.argv[2:]:
+    try:
+        serq.run(serq.compile(path))
+        ran += 1
+    except Exception as e:  # a program this version cannot run: trained without it
+        print(f"{path}: {type(e).__name__}: {e}", file=sys.stderr)
+if not ran:
+    sys.exit("no training program ran")
+"""
+
+
+def training_programs():
+    import glob
+    return [path for pattern in TRAINING
+            for path in sorted(glob.glob(os.path.join(HERE, pattern)))]
 
 
 def extensions():

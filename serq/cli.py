@@ -86,9 +86,13 @@ def _real(value: str) -> float:
 
 
 def _version() -> str:
-    """The version, and on a second line which engine runs (serq/compiled.py)."""
+    """The version, and on a second line which engine runs (serq/compiled.py) and, when the
+    build record says so, how it was built (a profile-guided build, setup.py)."""
     from serq import IR_VERSION, __version__, compiled
-    return f"{PROG} {__version__} (IR version {IR_VERSION})\nengine: {compiled.describe()}"
+    engine = compiled.describe()
+    note = None if engine.startswith("interpreted") else compiled.build_note()
+    return (f"{PROG} {__version__} (IR version {IR_VERSION})\nengine: {engine}"
+            + (f", {note}" if note else ""))
 
 
 class _Version(argparse.Action):

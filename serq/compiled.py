@@ -36,10 +36,12 @@ EXCLUDED = ("serq.sim.__init__", "serq.sim.monitors", "serq.sim.hooks",
 # Cython's directives for them (pure-Python mode; the exactness tests hold both modes equal)
 DIRECTIVES = {"language_level": 3, "binding": True}
 MANIFEST = "compiled.txt"
+# the build record's comment lines start so; setup.py's profile-guided build writes one
+NOTE_PREFIX = "# build: "
 PURE_VARIABLE = "SERQ_PURE"
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_state = {"manifest": None, "noticed": False}
+_state = {"manifest": None, "noticed": False, "note": None}
 # module name -> "compiled" or the reason it runs interpreted, as the finder decided
 chosen = {}
 
@@ -142,8 +144,11 @@ def _manifest():
         try:
             with open(os.path.join(_HERE, MANIFEST), encoding="utf-8") as f:
                 for line in f:
-                    name, _, digest = line.strip().partition(" ")
-                    record[name] = digest
+                    if line.startswith(NOTE_PREFIX):
+                        _state["note"] = line[len(NOTE_PREFIX):].strip()
+                    elif not line.startswith("#"):
+                        name, _, digest = line.strip().partition(" ")
+                        record[name] = digest
         except OSError:
             pass
         _state["manifest"] = record
@@ -250,6 +255,13 @@ def describe():
         return f"interpreted ({why})"
     rest = ", ".join(n.rpartition(".")[2] for n, s in st.items() if s != "compiled")
     return f"partly compiled ({len(compiled)} of {len(st)} modules; interpreted: {rest})"
+
+
+def build_note():
+    """What the build record says of how the extensions were built (``profile-guided
+    (...)``, setup.py), or None: for ``serq --version``."""
+    _manifest()
+    return _state["note"]
 
 
 if __name__ == "__main__":  # the Makefile's list of what the install compiles (its stamps)

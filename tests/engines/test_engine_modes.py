@@ -85,6 +85,9 @@ def test_make_test_with_a_compiler_uses_the_compiled_engine():
     # and a run goes through it
     report = serq.run(serq.compile(str(ROOT / "examples" / "mm1.sq")))
     assert report.events > 0
+    # built profile-guided where gcc 10 or later compiled it (setup.py), unless turned off
+    if _gcc_here() and os.environ.get("SERQ_PGO") != "0":
+        assert (compiled.build_note() or "").startswith("profile-guided"), compiled.build_note()
 
 
 @needs_both
@@ -174,6 +177,70 @@ def test_an_install_without_a_c_compiler_runs_interpreted(tmp_path):
     assert run.stdout == serq.run(serq.compile(str(ROOT / "examples" / "mm1.sq"))).json() + "\n"
 
 
+def _gcc_here():
+    """gcc 10 or later is the C compiler (setup.py's profile-guided build needs it)."""
+    p = subprocess.run([os.environ.get("CC", "cc"), "-fprofile-partial-training", "-E", "-dM",
+                        "-x", "c", "-"], input="", text=True, capture_output=True)
+    return p.returncode == 0 and "__GNUC__" in p.stdout and "__clang__" not in p.stdout
+
+
+def _install_training_on(tmp_path, programs):
+    """Install a copy of the source whose training programs are ``programs`` ({relative
+    path: text}); its build's ``serq:`` notices, and ``serq --version`` and ``serq run --json
+    examples/mm1.sq`` run with the installed package."""
+    src, target = tmp_path / "src", tmp_path / "site"
+    _copy_source(src)
+    for rel, text in programs.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text)
+    env = dict(os.environ, PIP_NO_INDEX="1")
+    for name in (compiled.PURE_VARIABLE, "SERQ_PGO"):
+        env.pop(name, None)
+    p = subprocess.run([sys.executable, "-m", "pip", "install", "-v", "--no-deps",
+                        "--no-build-isolation", "--disable-pip-version-check", "--target",
+                        str(target), str(src)], env=env, text=True, capture_output=True,
+                       timeout=1800)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    notices = [line.strip() for line in (p.stdout + p.stderr).splitlines()
+               if line.strip().startswith("serq: ")]
+    run_env = dict(env, PYTHONPATH=str(target))
+    outputs = [subprocess.run([sys.executable, "-m", "serq", *args], env=run_env, cwd=tmp_path,
+                              text=True, capture_output=True, timeout=300).stdout
+               for args in (["--version"], ["run", "--json", str(ROOT / "examples" / "mm1.sq")])]
+    return notices, outputs[0].splitlines()[1], outputs[1]
+
+
+PGO_INSTALL = pytest.mark.skipif(not (_can_build_here() and _gcc_here()),
+                                 reason="needs gcc 10 or later and setuptools>=70.1")
+
+
+@pytest.mark.slow
+@PGO_INSTALL
+def test_an_install_with_gcc_is_profile_guided(tmp_path):
+    """Trained on one program (the copy's only one), the build is profile-guided, says so,
+    and runs every program as the engine in use here does."""
+    notices, engine, report = _install_training_on(
+        tmp_path, {"examples/mm1.sq": (ROOT / "examples" / "mm1.sq").read_text()})
+    count = len(compiled.modules(str(ROOT)))
+    assert notices == [f"serq: compiled engine built ({count} modules, profile-guided)"]
+    assert engine.startswith("engine: compiled, profile-guided")
+    assert report == serq.run(serq.compile(str(ROOT / "examples" / "mm1.sq"))).json() + "\n"
+
+
+@pytest.mark.slow
+@PGO_INSTALL
+def test_a_failed_training_run_gives_the_plain_build(tmp_path):
+    """No training program runs (the copy's only one has an error): the plain build, with
+    the reason in its notice; the engine is compiled and says nothing of a profile."""
+    notices, engine, report = _install_training_on(
+        tmp_path, {"benchmarks/programs/broken.sq": "stage s : fifo(;\n"})
+    count = len(compiled.modules(str(ROOT)))
+    assert notices == [f"serq: compiled engine built ({count} modules; not profile-guided: "
+                       "the training run failed (no training program ran))"]
+    assert engine == "engine: compiled"
+    assert report == serq.run(serq.compile(str(ROOT / "examples" / "mm1.sq"))).json() + "\n"
+
+
 def run_in_a_copy_changed_after_the_build(tmp_path, module, code):
     """Run ``code`` in a copy of the built package (its extensions and build record) whose
     ``serq/sim/<module>`` changed after the build, compiled engine allowed."""
@@ -185,6 +252,32 @@ def run_in_a_copy_changed_after_the_build(tmp_path, module, code):
     env.pop(compiled.PURE_VARIABLE, None)
     return subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, text=True,
                           capture_output=True, timeout=120)
+
+
+@needs_both
+def test_the_version_says_how_the_engine_was_built(tmp_path):
+    """The build record's note (setup.py writes one for a profile-guided build) is shown
+    after the engine, and read as a comment: every module stays compiled with it or without
+    it; with SERQ_PURE=1 the note is not shown (the extensions are not in use)."""
+    copy = tmp_path / "serq"
+    shutil.copytree(ROOT / "serq", copy, ignore=shutil.ignore_patterns("__pycache__", "*.c"))
+    record = copy / compiled.MANIFEST
+    modules = [line for line in record.read_text().splitlines() if not line.startswith("#")]
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    env.pop(compiled.PURE_VARIABLE, None)
+
+    def version(note, **extra):
+        record.write_text("".join(f"{line}\n" for line in ([note] if note else []) + modules))
+        p = subprocess.run([sys.executable, "-m", "serq", "--version"], env=dict(env, **extra),
+                           cwd=tmp_path, text=True, capture_output=True, timeout=120)
+        assert p.returncode == 0 and p.stderr == "", p.stderr
+        return p.stdout.splitlines()[1]
+
+    assert version(None) == "engine: compiled"
+    assert version(compiled.NOTE_PREFIX + "profile-guided (gcc)") == (
+        "engine: compiled, profile-guided (gcc)")
+    assert version(compiled.NOTE_PREFIX + "profile-guided (gcc)", SERQ_PURE="1") == (
+        "engine: interpreted (SERQ_PURE=1)")
 
 
 @needs_both
