@@ -9,7 +9,7 @@ the install still succeeds and that part stays interpreted, with a one-line noti
 With gcc 10 or later the build is profile-guided: an instrumented build runs the benchmark
 programs and the examples once, and the extensions are built again with those counts (the run's
 code spans every module, and the counts let gcc keep each function's hot paths apart from the
-rest: about 4x fewer instruction-cache misses an event; benchmarks/README.md). It takes about
+rest: about 6x fewer instruction-cache misses an event; benchmarks/README.md). It takes about
 twice as long; ``SERQ_PGO=0`` builds the plain way, as does any failure of it (with a notice).
 
 Each build writes ``serq/compiled.txt`` beside the extensions: one line per module, its name,
@@ -104,7 +104,7 @@ class BuildCompiled(build_ext):
         event, so the instruction cache, not the instruction count, decides its speed (by
         callgrind's cache model on mgc_ps.sq: 17 instruction-cache misses an event, pyserq
         7). The counts let gcc put each function's rarely taken paths (Cython's error
-        handling, most of the code) apart from the hot ones: 4x fewer misses. The
+        handling, most of the code) apart from the hot ones: about 6x fewer misses. The
         arithmetic is the same: no flag here changes how a float is rounded, and the whole
         conformance corpus runs against this build."""
         if os.environ.get(PGO_VARIABLE, "1") == "0" or self.compiler.compiler_type != "unix":
