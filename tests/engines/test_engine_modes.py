@@ -177,6 +177,19 @@ def test_an_install_without_a_c_compiler_runs_interpreted(tmp_path):
     assert run.stdout == serq.run(serq.compile(str(ROOT / "examples" / "mm1.sq"))).json() + "\n"
 
 
+def test_every_pxd_is_installed_with_its_module():
+    """A wheel (a non-editable install) carries each package's .pxd files: serq/compiled.py
+    hashes a module's .pxd, and those it cimports, to tell a current build from a stale one,
+    so a .pxd left out makes every module that cimports it run interpreted (it did for
+    ``serq/ir/arith.pxd``: half the engine, found by the profile-guided install test)."""
+    tomllib = pytest.importorskip("tomllib", reason="Python 3.11's tomllib reads pyproject.toml")
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        data = tomllib.load(f)["tool"]["setuptools"]["package-data"]
+    for pxd in sorted((ROOT / "serq").rglob("*.pxd")):
+        package = ".".join(pxd.parent.relative_to(ROOT).parts)
+        assert "*.pxd" in data.get(package, []), f"{pxd.relative_to(ROOT)} is not installed"
+
+
 def _gcc_here():
     """gcc 10 or later is the C compiler (setup.py's profile-guided build needs it)."""
     p = subprocess.run([os.environ.get("CC", "cc"), "-fprofile-partial-training", "-E", "-dM",
