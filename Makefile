@@ -16,9 +16,6 @@ COMPILED := $(shell $(PYTHON) serq/compiled.py)
 PYINC  := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
 HAVE_CC := $(shell printf '\043include <Python.h>\n' | $${CC:-cc} -I'$(PYINC)' -x c -c -o /dev/null - >/dev/null 2>&1 && echo 1)
 
-# after an install: which engine it built, and how (serq/compiled.py, setup.py)
-export ENGINE_LINE := import serq.compiled as c; e = c.describe(); n = None if e.startswith("interpreted") else c.build_note(); print("serq: engine", e + (", " + n if n else ""))
-
 .PHONY: run test test-slow conformance bench drt clean
 
 run: $(VENV)/.installed
@@ -56,12 +53,12 @@ $(BIN)/python:
 
 $(VENV)/.installed: pyproject.toml setup.py $(COMPILED) | $(BIN)/python
 	$(PIP) install -e .
-	@$(BIN)/python -c "$$ENGINE_LINE"
+	@$(BIN)/python -c "import serq.compiled as c; print('serq: engine', c.describe(build=True))"
 	@touch $@
 
 $(VENV)/.installed-test: pyproject.toml setup.py $(COMPILED) | $(BIN)/python
 	$(PIP) install -e '.[test]'
-	@$(BIN)/python -c "$$ENGINE_LINE"
+	@$(BIN)/python -c "import serq.compiled as c; print('serq: engine', c.describe(build=True))"
 	@touch $@ $(VENV)/.installed
 
 clean:

@@ -89,10 +89,8 @@ def _version() -> str:
     """The version, and on a second line which engine runs (serq/compiled.py) and, when the
     build record says so, how it was built (a profile-guided build, setup.py)."""
     from serq import IR_VERSION, __version__, compiled
-    engine = compiled.describe()
-    note = None if engine.startswith("interpreted") else compiled.build_note()
-    return (f"{PROG} {__version__} (IR version {IR_VERSION})\nengine: {engine}"
-            + (f", {note}" if note else ""))
+    return (f"{PROG} {__version__} (IR version {IR_VERSION})\n"
+            f"engine: {compiled.describe(build=True)}")
 
 
 class _Version(argparse.Action):

@@ -241,8 +241,14 @@ def status():
     return out
 
 
-def describe():
-    """One line: ``compiled``, ``interpreted (why)`` or ``partly compiled (...)``."""
+def describe(build=False):
+    """One line: ``compiled``, ``interpreted (why)`` or ``partly compiled (...)``; with
+    ``build``, followed by how the extensions in use were built when the build record says
+    (``, profile-guided (...)``: ``serq --version``, the Makefile's line after an install)."""
+    if build:
+        engine = describe()
+        note = None if engine.startswith("interpreted") else build_note()
+        return f"{engine}, {note}" if note else engine
     st = status()
     compiled = [n for n, s in st.items() if s == "compiled"]
     if len(compiled) == len(st):
@@ -259,7 +265,7 @@ def describe():
 
 def build_note():
     """What the build record says of how the extensions were built (``profile-guided
-    (...)``, setup.py), or None: for ``serq --version``."""
+    (...)``, setup.py), or None."""
     _manifest()
     return _state["note"]
 
