@@ -148,6 +148,18 @@ def _can_build_here():
     return (major, minor) >= (70, 1)  # builds wheels without the `wheel` package
 
 
+def _pip_install(src, target, env, timeout):
+    """``pip install`` the source copy ``src`` into ``target`` (no build isolation: the test
+    environment's setuptools and Cython build it); the build's ``serq:`` notices."""
+    p = subprocess.run([sys.executable, "-m", "pip", "install", "-v", "--no-deps",
+                        "--no-build-isolation", "--disable-pip-version-check", "--target",
+                        str(target), str(src)], env=env, text=True, capture_output=True,
+                       timeout=timeout)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    return [line.strip() for line in (p.stdout + p.stderr).splitlines()
+            if line.strip().startswith("serq: ")]
+
+
 @pytest.mark.skipif(not _can_build_here(),
                     reason="needs setuptools>=70.1 in the test environment (the test extra)")
 def test_an_install_without_a_c_compiler_runs_interpreted(tmp_path):
@@ -155,13 +167,7 @@ def test_an_install_without_a_c_compiler_runs_interpreted(tmp_path):
     _copy_source(src)
     env = dict(os.environ, CC="false", CXX="false", PIP_NO_INDEX="1")
     env.pop(compiled.PURE_VARIABLE, None)
-    p = subprocess.run([sys.executable, "-m", "pip", "install", "-v", "--no-deps",
-                        "--no-build-isolation", "--disable-pip-version-check", "--target",
-                        str(target), str(src)], env=env, text=True, capture_output=True,
-                       timeout=600)
-    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    notices = [line.strip() for line in (p.stdout + p.stderr).splitlines()
-               if line.strip().startswith("serq: ")]
+    notices = _pip_install(src, target, env, timeout=600)
     assert notices == ["serq: no working C compiler (CompileError): installing the interpreted "
                        "engine"], notices
     assert not list(target.glob("serq/**/*.so"))
@@ -209,13 +215,7 @@ def _install_training_on(tmp_path, programs):
     env = dict(os.environ, PIP_NO_INDEX="1")
     for name in (compiled.PURE_VARIABLE, "SERQ_PGO"):
         env.pop(name, None)
-    p = subprocess.run([sys.executable, "-m", "pip", "install", "-v", "--no-deps",
-                        "--no-build-isolation", "--disable-pip-version-check", "--target",
-                        str(target), str(src)], env=env, text=True, capture_output=True,
-                       timeout=1800)
-    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
-    notices = [line.strip() for line in (p.stdout + p.stderr).splitlines()
-               if line.strip().startswith("serq: ")]
+    notices = _pip_install(src, target, env, timeout=1800)
     run_env = dict(env, PYTHONPATH=str(target))
     outputs = [subprocess.run([sys.executable, "-m", "serq", *args], env=run_env, cwd=tmp_path,
                               text=True, capture_output=True, timeout=300).stdout
